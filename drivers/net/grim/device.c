@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GRIM NI: the "grim" netdev.  `ip link add link eth0 name grim0 type grim`
+ * binds an NI to an Ethernet device; the link address is the 4-byte node
+ * id.  The NI runs while the link is up.
+ */
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/if_arp.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/rtnetlink.h>
+#include <asm/unaligned.h>
+
+#include "grim.h"
+
+LIST_HEAD(grim_all_nis);	/* every NI, for lower-device events; RTNL */
+
+const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
+#define GRIM_STAT_NAME(id, name) [GRIM_STAT_##id] = name,
+	GRIM_STATS(GRIM_STAT_NAME)
+#undef GRIM_STAT_NAME
+};
+
+static int grim_open(struct net_device *dev)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	return grim_ni_start(ni);
+}
+
+static int grim_stop(struct net_device *dev)
+{
+	grim_ni_stop(netdev_priv(dev));
+	return 0;
+}
+
+static netdev_tx_t grim_start_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	/* IP over GRIM is not carried yet: count and drop. */
+	dev->stats.tx_dropped++;
+	kfree_skb(skb);
+	return NETDEV_TX_OK;
+}
+
+static void grim_get_stats64(struct net_device *dev,
+			     struct rtnl_link_stats64 *s)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+	long drops = 0;
+	int i;
+
+	s->tx_packets = atomic_long_read(&ni->stats[GRIM_STAT_TX_MSGS]);
+	s->tx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_TX_BYTES]);
+	s->rx_packets = atomic_long_read(&ni->stats[GRIM_STAT_RX_MSGS]);
+	s->rx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_RX_BYTES]);
+	for (i = GRIM_STAT_DROP_SHORT; i <= GRIM_STAT_DROP_BAD_ACK; i++)
+		drops += atomic_long_read(&ni->stats[i]);
+	s->rx_dropped = drops;
+	s->rx_crc_errors = atomic_long_read(&ni->stats[GRIM_STAT_DROP_CSUM]);
+	s->rx_errors = s->rx_crc_errors +
+		       atomic_long_read(&ni->stats[GRIM_STAT_DROP_LENGTH]);
+	s->tx_errors = atomic_long_read(&ni->stats[GRIM_STAT_TX_ERRORS]) +
+		       atomic_long_read(&ni->stats[GRIM_STAT_MSG_FAILED]);
+	s->tx_dropped = dev->stats.tx_dropped;
+}
+
+static int grim_set_mac_address(struct net_device *dev, void *p)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+	struct sockaddr *sa = p;
+	u32 node;
+
+	if (netif_running(dev))
+		return -EBUSY;
+	node = get_unaligned_be32(sa->sa_data);
+	if (!node || node == GRIM_NODE_ANY)
+		return -EADDRNOTAVAIL;
+	ni->node = node;
+	dev_addr_set(dev, sa->sa_data);
+	return 0;
+}
+
+static int grim_get_iflink(const struct net_device *dev)
+{
+	const struct grim_ni *ni = netdev_priv(dev);
+
+	return ni->lower->ifindex;
+}
+
+static const struct net_device_ops grim_netdev_ops = {
+	.ndo_open		= grim_open,
+	.ndo_stop		= grim_stop,
+	.ndo_start_xmit		= grim_start_xmit,
+	.ndo_get_stats64	= grim_get_stats64,
+	.ndo_set_mac_address	= grim_set_mac_address,
+	.ndo_get_iflink		= grim_get_iflink,
+};
+
+static void grim_get_drvinfo(struct net_device *dev,
+			     struct ethtool_drvinfo *info)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	strscpy(info->driver, GRIM_DRV_NAME, sizeof(info->driver));
+	strscpy(info->version, GRIM_DRV_VERSION, sizeof(info->version));
+	snprintf(info->fw_version, sizeof(info->fw_version), "grim-wire-%u",
+		 GRIM_WIRE_VERSION);
+	strscpy(info->bus_info, ni->lower->name, sizeof(info->bus_info));
+}
+
+static int grim_get_sset_count(struct net_device *dev, int sset)
+{
+	return sset == ETH_SS_STATS ? GRIM_STAT_MAX : -EOPNOTSUPP;
+}
+
+static void grim_get_strings(struct net_device *dev, u32 sset, u8 *buf)
+{
+	if (sset == ETH_SS_STATS)
+		memcpy(buf, grim_stat_names, sizeof(grim_stat_names));
+}
+
+static void grim_get_ethtool_stats(struct net_device *dev,
+				   struct ethtool_stats *stats, u64 *data)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+	int i;
+
+	for (i = 0; i < GRIM_STAT_MAX; i++)
+		data[i] = atomic_long_read(&ni->stats[i]);
+}
+
+static const struct ethtool_ops grim_ethtool_ops = {
+	.get_drvinfo		= grim_get_drvinfo,
+	.get_link		= ethtool_op_get_link,
+	.get_sset_count		= grim_get_sset_count,
+	.get_strings		= grim_get_strings,
+	.get_ethtool_stats	= grim_get_ethtool_stats,
+};
+
+static void grim_setup(struct net_device *dev)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	dev->netdev_ops = &grim_netdev_ops;
+	dev->ethtool_ops = &grim_ethtool_ops;
+	dev->needs_free_netdev = true;
+	dev->type = ARPHRD_NONE;
+	dev->addr_len = sizeof(__be32);
+	dev->hard_header_len = 0;
+	dev->mtu = GRIM_MAX_PAYLOAD;
+	dev->min_mtu = 68;
+	dev->max_mtu = GRIM_MAX_PAYLOAD;
+	dev->flags = IFF_NOARP;
+	dev->priv_flags |= IFF_NO_QUEUE;
+	dev->features |= NETIF_F_NETNS_LOCAL;
+	memset(dev->broadcast, 0xff, sizeof(__be32));
+
+	ni->dev = dev;
+	spin_lock_init(&ni->lock);
+	timer_setup(&ni->hello_timer, grim_hello_timer, 0);
+	ni->hello_ms = GRIM_DEF_HELLO_MS;
+	ni->dead_ms = GRIM_DEF_DEAD_MS;
+	ni->rto_ms = GRIM_DEF_RTO_MS;
+	ni->window = GRIM_DEF_WINDOW;
+}
+
+static struct netlink_range_validation grim_node_range = {
+	.min = 1, .max = GRIM_NODE_ANY - 1,
+};
+
+static struct netlink_range_validation grim_dead_range = {
+	.min = 30, .max = 600000,
+};
+
+static const struct nla_policy grim_policy[IFLA_GRIM_MAX + 1] = {
+	[IFLA_GRIM_NODE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &grim_node_range),
+	[IFLA_GRIM_CLUSTER]	= { .type = NLA_U32 },
+	[IFLA_GRIM_HELLO_MS]	= NLA_POLICY_RANGE(NLA_U32, 10, 30000),
+	[IFLA_GRIM_DEAD_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &grim_dead_range),
+	[IFLA_GRIM_RTO_MS]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_RTO_MS),
+	[IFLA_GRIM_WINDOW]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_WINDOW),
+};
+
+static int grim_validate(struct nlattr *tb[], struct nlattr *data[],
+			 struct netlink_ext_ack *extack)
+{
+	if (tb[IFLA_ADDRESS]) {
+		u32 node;
+
+		if (nla_len(tb[IFLA_ADDRESS]) != sizeof(__be32)) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[IFLA_ADDRESS],
+					    "GRIM link address is a 4-byte node id");
+			return -EINVAL;
+		}
+		node = get_unaligned_be32(nla_data(tb[IFLA_ADDRESS]));
+		if (!node || node == GRIM_NODE_ANY) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[IFLA_ADDRESS],
+					    "node id 0 and 255.255.255.255 are reserved");
+			return -EADDRNOTAVAIL;
+		}
+	}
+	return 0;
+}
+
+/* Apply the IFLA_GRIM_* tunables.  RTNL held. */
+static int grim_apply(struct grim_ni *ni, struct nlattr *data[],
+		      struct netlink_ext_ack *extack)
+{
+	u32 hello = ni->hello_ms, dead = ni->dead_ms;
+
+	if (!data)
+		return 0;
+	if (data[IFLA_GRIM_HELLO_MS])
+		hello = nla_get_u32(data[IFLA_GRIM_HELLO_MS]);
+	if (data[IFLA_GRIM_DEAD_MS])
+		dead = nla_get_u32(data[IFLA_GRIM_DEAD_MS]);
+	if (dead < 3 * hello) {
+		NL_SET_ERR_MSG(extack, "dead time must be at least 3 hello intervals");
+		return -EINVAL;
+	}
+	if ((data[IFLA_GRIM_NODE] || data[IFLA_GRIM_CLUSTER]) &&
+	    netif_running(ni->dev)) {
+		NL_SET_ERR_MSG(extack, "node and cluster change only while the link is down");
+		return -EBUSY;
+	}
+	WRITE_ONCE(ni->hello_ms, hello);
+	WRITE_ONCE(ni->dead_ms, dead);
+	if (data[IFLA_GRIM_RTO_MS])
+		WRITE_ONCE(ni->rto_ms, nla_get_u32(data[IFLA_GRIM_RTO_MS]));
+	if (data[IFLA_GRIM_WINDOW])
+		WRITE_ONCE(ni->window, nla_get_u32(data[IFLA_GRIM_WINDOW]));
+	if (data[IFLA_GRIM_CLUSTER])
+		ni->cluster = nla_get_u32(data[IFLA_GRIM_CLUSTER]);
+	if (data[IFLA_GRIM_NODE]) {
+		__be32 addr = cpu_to_be32(nla_get_u32(data[IFLA_GRIM_NODE]));
+
+		ni->node = nla_get_u32(data[IFLA_GRIM_NODE]);
+		dev_addr_set(ni->dev, (u8 *)&addr);
+	}
+	return 0;
+}
+
+static struct grim_ni *grim_ni_of_lower(const struct net_device *lower)
+{
+	struct grim_ni *ni;
+
+	list_for_each_entry(ni, &grim_all_nis, all) {
+		if (ni->lower == lower)
+			return ni;
+	}
+	return NULL;
+}
+
+static int grim_newlink(struct net *src_net, struct net_device *dev,
+			struct nlattr *tb[], struct nlattr *data[],
+			struct netlink_ext_ack *extack)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+	struct net_device *lower;
+	int err;
+
+	if (!tb[IFLA_LINK]) {
+		NL_SET_ERR_MSG(extack, "a GRIM link needs a lower Ethernet device (link DEV)");
+		return -EINVAL;
+	}
+	lower = __dev_get_by_index(src_net, nla_get_u32(tb[IFLA_LINK]));
+	if (!lower) {
+		NL_SET_ERR_MSG(extack, "lower device not found");
+		return -ENODEV;
+	}
+	if (lower->type != ARPHRD_ETHER || lower->addr_len != ETH_ALEN ||
+	    (lower->flags & IFF_LOOPBACK)) {
+		NL_SET_ERR_MSG(extack, "lower device must be Ethernet");
+		return -EOPNOTSUPP;
+	}
+	if (grim_ni_of_lower(lower)) {
+		NL_SET_ERR_MSG(extack, "lower device already carries a GRIM link");
+		return -EBUSY;
+	}
+	ni->lower = lower;
+
+	if (tb[IFLA_ADDRESS]) {
+		ni->node = get_unaligned_be32(dev->dev_addr);
+	} else {
+		/* Default node id: the low 32 bits of the lower MAC. */
+		ni->node = get_unaligned_be32(lower->dev_addr + 2);
+		if (!ni->node || ni->node == GRIM_NODE_ANY) {
+			NL_SET_ERR_MSG(extack, "lower MAC gives a reserved node id; set one");
+			return -EADDRNOTAVAIL;
+		}
+		dev_addr_set(dev, lower->dev_addr + 2);
+	}
+	err = grim_apply(ni, data, extack);
+	if (err)
+		return err;
+
+	err = register_netdevice(dev);
+	if (err)
+		return err;
+	err = netdev_upper_dev_link(lower, dev, extack);
+	if (err) {
+		unregister_netdevice(dev);
+		return err;
+	}
+	list_add_rcu(&ni->list, &grim_pernet(dev_net(dev))->nis);
+	list_add(&ni->all, &grim_all_nis);
+	netif_stacked_transfer_operstate(lower, dev);
+	return 0;
+}
+
+static void grim_dellink(struct net_device *dev, struct list_head *head)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	list_del_rcu(&ni->list);
+	list_del(&ni->all);
+	netdev_upper_dev_unlink(ni->lower, dev);
+	unregister_netdevice_queue(dev, head);
+}
+
+static int grim_changelink(struct net_device *dev, struct nlattr *tb[],
+			   struct nlattr *data[],
+			   struct netlink_ext_ack *extack)
+{
+	return grim_apply(netdev_priv(dev), data, extack);
+}
+
+static size_t grim_get_size(const struct net_device *dev)
+{
+	return 6 * nla_total_size(sizeof(u32));
+}
+
+static int grim_fill_info(struct sk_buff *skb, const struct net_device *dev)
+{
+	const struct grim_ni *ni = netdev_priv(dev);
+
+	if (nla_put_u32(skb, IFLA_GRIM_NODE, ni->node) ||
+	    nla_put_u32(skb, IFLA_GRIM_CLUSTER, ni->cluster) ||
+	    nla_put_u32(skb, IFLA_GRIM_HELLO_MS, ni->hello_ms) ||
+	    nla_put_u32(skb, IFLA_GRIM_DEAD_MS, ni->dead_ms) ||
+	    nla_put_u32(skb, IFLA_GRIM_RTO_MS, ni->rto_ms) ||
+	    nla_put_u32(skb, IFLA_GRIM_WINDOW, ni->window))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static struct net *grim_get_link_net(const struct net_device *dev)
+{
+	const struct grim_ni *ni = netdev_priv(dev);
+
+	return dev_net(ni->lower);
+}
+
+static struct rtnl_link_ops grim_link_ops __read_mostly = {
+	.kind		= GRIM_DRV_NAME,
+	.priv_size	= sizeof(struct grim_ni),
+	.setup		= grim_setup,
+	.maxtype	= IFLA_GRIM_MAX,
+	.policy		= grim_policy,
+	.validate	= grim_validate,
+	.newlink	= grim_newlink,
+	.changelink	= grim_changelink,
+	.dellink	= grim_dellink,
+	.get_size	= grim_get_size,
+	.fill_info	= grim_fill_info,
+	.get_link_net	= grim_get_link_net,
+};
+
+/* The lower device goes away (or leaves its namespace): so does the NI. */
+static int grim_lower_event(struct notifier_block *nb, unsigned long event,
+			    void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct grim_ni *ni;
+	LIST_HEAD(kill);
+
+	if (dev->rtnl_link_ops == &grim_link_ops)
+		return NOTIFY_DONE;
+	ni = grim_ni_of_lower(dev);
+	if (!ni)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		grim_dellink(ni->dev, &kill);
+		unregister_netdevice_many(&kill);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		netif_stacked_transfer_operstate(dev, ni->dev);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block grim_notifier = {
+	.notifier_call = grim_lower_event,
+};
+
+int grim_device_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&grim_notifier);
+	if (err)
+		return err;
+	err = rtnl_link_register(&grim_link_ops);
+	if (err)
+		unregister_netdevice_notifier(&grim_notifier);
+	return err;
+}
+
+void grim_device_exit(void)
+{
+	rtnl_link_unregister(&grim_link_ops);
+	unregister_netdevice_notifier(&grim_notifier);
+}

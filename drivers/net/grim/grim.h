@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * GRIM NI driver: internal state shared by the files of the driver.
+ *
+ * An NI (struct grim_ni) is the private part of a "grim" netdev bound to a
+ * lower Ethernet device.  It knows its peers (struct grim_peer); between
+ * this NI and a peer, every pair of logical channels is an independent
+ * stream with its own sequence space: struct grim_txs at the sender and
+ * struct grim_rxs at the receiver.  A NACK or a loss on one stream never
+ * holds back another.
+ */
+#ifndef _DRIVERS_NET_GRIM_H
+#define _DRIVERS_NET_GRIM_H
+
+#include <linux/ethtool.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/types.h>
+#include <net/grim.h>
+#include <uapi/linux/grim.h>
+
+#define GRIM_DRV_NAME		"grim"
+#define GRIM_DRV_VERSION	"1.0"
+
+#define GRIM_PEER_HASH_BITS	6
+#define GRIM_STREAM_HASH_BITS	5
+#define GRIM_MAX_PEERS		1024
+#define GRIM_MAX_STREAMS	4096	/* per peer and direction */
+#define GRIM_MIN_LOWER_MTU	256
+#define GRIM_ACK_EVERY		8	/* frames between ACKs inside a message */
+#define GRIM_DUPACK_THRESH	3
+
+#define GRIM_DEF_HELLO_MS	1000
+#define GRIM_DEF_DEAD_MS	4000
+#define GRIM_DEF_RTO_MS		20
+#define GRIM_MAX_RTO_MS		1000
+#define GRIM_DEF_WINDOW		64
+#define GRIM_MAX_WINDOW		4096
+#define GRIM_NACK_BACKOFF_MIN	1		/* jiffies */
+#define GRIM_NACK_BACKOFF_MAX	(HZ / 4)
+
+/* Sizes of the frame headers, see include/uapi/linux/grim.h. */
+#define GRIM_LINK_HLEN	sizeof(struct grim_link_hdr)
+#define GRIM_DATA_HLEN	(GRIM_LINK_HLEN + sizeof(struct grim_ctl_msg) + \
+			 sizeof(struct grim_frag_hdr))
+#define GRIM_CTL_LEN	(GRIM_LINK_HLEN + sizeof(struct grim_ctl_msg))
+#define GRIM_MSG_HLEN	sizeof(struct grim_msg_hdr)
+
+/*
+ * Counters: one list feeds ethtool -S, netlink and the grim tool.
+ * Kept per NI and, for the first GRIM_PEER_STATS of them, per peer.
+ */
+#define GRIM_STATS(x)						\
+	x(TX_MSGS, "tx_msgs")					\
+	x(TX_BYTES, "tx_bytes")					\
+	x(RX_MSGS, "rx_msgs")					\
+	x(RX_BYTES, "rx_bytes")					\
+	x(TX_FRAMES, "tx_frames")				\
+	x(RX_FRAMES, "rx_frames")				\
+	x(TX_ACKS, "tx_acks")					\
+	x(RX_ACKS, "rx_acks")					\
+	x(TX_NACKS, "tx_nacks")					\
+	x(RX_NACKS, "rx_nacks")					\
+	x(RETRANS_FRAMES, "retransmit_frames")			\
+	x(RTO_EVENTS, "retransmit_timeouts")			\
+	x(FAST_RETRANS, "fast_retransmits")			\
+	x(DUP_FRAMES, "rx_duplicate_frames")			\
+	x(OOO_FRAMES, "rx_out_of_order_frames")			\
+	x(MSG_FAILED, "tx_msgs_failed")				\
+	x(PEER_UP, "peer_up_events")				\
+	x(PEER_DOWN, "peer_down_events")			\
+	x(PEER_RESET, "peer_session_resets")			\
+	x(TX_HELLOS, "tx_hellos")				\
+	x(RX_HELLOS, "rx_hellos")				\
+	x(DROP_SHORT, "rx_drop_truncated")			\
+	x(DROP_MAGIC, "rx_drop_bad_magic")			\
+	x(DROP_VERSION, "rx_drop_bad_version")			\
+	x(DROP_LENGTH, "rx_drop_bad_length")			\
+	x(DROP_CSUM, "rx_drop_bad_checksum")			\
+	x(DROP_CLUSTER, "rx_drop_other_cluster")		\
+	x(DROP_NOT_OURS, "rx_drop_not_for_us")			\
+	x(DROP_UNKNOWN_PEER, "rx_drop_unknown_peer")		\
+	x(DROP_STALE, "rx_drop_stale_session")			\
+	x(DROP_TYPE, "rx_drop_bad_type")			\
+	x(DROP_FRAG, "rx_drop_bad_fragment")			\
+	x(DROP_MSG, "rx_drop_bad_message")			\
+	x(DROP_REFUSED, "rx_drop_stream_refused")		\
+	x(DROP_NO_EP, "rx_drop_no_endpoint")			\
+	x(DROP_NOMEM, "rx_drop_no_memory")			\
+	x(DROP_LIMIT, "rx_drop_table_full")			\
+	x(DROP_BAD_ACK, "rx_drop_bad_ack")			\
+	x(TX_ERRORS, "tx_errors")
+
+#define GRIM_STAT_ENUM(id, name) GRIM_STAT_##id,
+enum grim_stat {
+	GRIM_STATS(GRIM_STAT_ENUM)
+	GRIM_STAT_MAX
+};
+
+#define GRIM_PEER_STATS	(GRIM_STAT_PEER_RESET + 1)
+
+extern const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN];
+
+enum grim_peer_state {
+	GRIM_PEER_NEW,	/* heard of it; our session not yet confirmed */
+	GRIM_PEER_UP,	/* both sides agree on the session generations */
+	GRIM_PEER_DOWN,	/* silent for dead_ms: its messages failed */
+};
+
+struct grim_ni;
+
+/* Sender side of one stream: this NI's src_chan to the peer's dst_chan. */
+struct grim_txs {
+	struct hlist_node link;
+	struct grim_peer *peer;
+	u16 src_chan;
+	u16 dst_chan;
+	u32 next_seq;		/* sequence of the next frame queued */
+	u32 snd_una;		/* oldest unacknowledged frame */
+	u32 snd_nxt;		/* next frame to (re)transmit */
+	u32 next_sent;		/* one past the highest frame ever sent */
+	struct sk_buff_head frames;	/* unacked frames in sequence order */
+	struct sk_buff *send_head;	/* frame numbered snd_nxt, or NULL */
+	struct timer_list timer;	/* retransmission or NACK hold */
+	unsigned long rto;		/* jiffies, backs off on timeouts */
+	unsigned long backoff;		/* jiffies, backs off on NACKs */
+	u8 dupacks;
+	bool held;		/* rolled back by a NACK, waiting to resume */
+	bool dead;		/* NI stopping: timer must not rearm */
+};
+
+/* Receiver side of one stream: the peer's src_chan to our dst_chan. */
+struct grim_rxs {
+	struct hlist_node link;
+	u16 src_chan;
+	u16 dst_chan;
+	u32 rcv_nxt;		/* next expected frame */
+	bool refused;		/* NACKed rcv_nxt; drop until it returns */
+	bool discard;		/* message for no endpoint: consume quietly */
+	u8 unacked;		/* frames accepted since the last ACK */
+	struct grim_ep *ep;	/* endpoint of the message in reassembly */
+	struct sk_buff *reasm;	/* message in reassembly (payload) */
+	struct sk_buff *reasm_tail;
+	u32 reasm_want;		/* its payload length */
+	u32 reasm_got;		/* bytes of it received so far */
+};
+
+struct grim_peer {
+	struct hlist_node link;		/* ni->peers, RCU */
+	struct grim_ni *ni;
+	/*
+	 * Protects everything below, and the streams.  Taken in softirq
+	 * (receive, timers) and process context (send), always with BH off.
+	 */
+	spinlock_t lock;
+	u32 node;
+	u8 mac[ETH_ALEN];
+	enum grim_peer_state state;
+	bool dead;
+	u32 lgen;		/* our session generation toward this peer */
+	u32 rgen;		/* the peer's generation, 0 if unknown */
+	unsigned long last_rx;	/* jiffies of the last valid frame */
+	unsigned int ntx;
+	unsigned int nrx;
+	struct hlist_head txs[1 << GRIM_STREAM_HASH_BITS];
+	struct hlist_head rxs[1 << GRIM_STREAM_HASH_BITS];
+	atomic_long_t stats[GRIM_PEER_STATS];
+};
+
+struct grim_ni {
+	struct net_device *dev;		/* the grim netdev */
+	struct net_device *lower;	/* Ethernet device we run on */
+	struct list_head list;		/* grim_net->nis, RCU; RTNL for writes */
+	struct list_head all;		/* grim_all_nis, RTNL */
+	struct packet_type pt;
+	/* Protects the peer table and @running; BH off. */
+	spinlock_t lock;
+	bool running;
+	u32 node;
+	u32 cluster;
+	u32 hello_ms;
+	u32 dead_ms;
+	u32 rto_ms;
+	u32 window;
+	u32 base_gen;
+	unsigned int npeers;
+	struct grim_peer *self;
+	struct hlist_head peers[1 << GRIM_PEER_HASH_BITS];
+	struct timer_list hello_timer;
+	atomic_long_t stats[GRIM_STAT_MAX];
+};
+
+/* A frame queued on a tx stream: its sequence and, on the last frame of
+ * a message, the message to complete when the frame is acknowledged.
+ */
+struct grim_frame_cb {
+	struct sk_buff *msg;
+	u32 seq;
+	bool stamped;
+};
+
+#define GRIM_FRAME_CB(skb) ((struct grim_frame_cb *)(skb)->cb)
+
+static inline void grim_count(struct grim_ni *ni, struct grim_peer *peer,
+			      enum grim_stat s)
+{
+	atomic_long_inc(&ni->stats[s]);
+	if (peer && s < GRIM_PEER_STATS)
+		atomic_long_inc(&peer->stats[s]);
+}
+
+static inline void grim_count_add(struct grim_ni *ni, struct grim_peer *peer,
+				  enum grim_stat s, long v)
+{
+	atomic_long_add(v, &ni->stats[s]);
+	if (peer && s < GRIM_PEER_STATS)
+		atomic_long_add(v, &peer->stats[s]);
+}
+
+/* Sequence and generation arithmetic, modulo 2^32. */
+static inline bool grim_seq_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+static inline bool grim_seq_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+/* main.c */
+struct grim_net {
+	struct list_head nis;
+};
+
+struct grim_net *grim_pernet(struct net *net);
+extern struct list_head grim_all_nis;
+
+/* device.c */
+int grim_device_init(void);
+void grim_device_exit(void);
+
+/* wire.c */
+u32 grim_frame_crc(const struct sk_buff *skb, unsigned int len);
+void grim_frame_finish(struct sk_buff *skb);
+struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int extra);
+void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
+			struct grim_link_hdr *lh, u8 type, u8 flags,
+			unsigned int len);
+void grim_xmit(struct grim_ni *ni, struct grim_peer *peer,
+	       struct sk_buff *skb);
+int grim_rcv(struct sk_buff *skb, struct net_device *dev,
+	     struct packet_type *pt, struct net_device *orig_dev);
+
+/* peer.c */
+struct grim_peer *grim_peer_lookup(struct grim_ni *ni, u32 node);
+int grim_ni_start(struct grim_ni *ni);
+void grim_ni_stop(struct grim_ni *ni);
+void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
+			 const struct grim_link_hdr *lh);
+bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
+			     const struct grim_link_hdr *lh);
+void grim_hello_timer(struct timer_list *t);
+
+/* tx.c */
+void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
+		   u16 src_chan, u16 dst_chan);
+void grim_txs_push(struct grim_txs *txs);
+void grim_txs_fail(struct grim_txs *txs, int err);
+void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
+		     const struct grim_link_hdr *lh,
+		     const struct grim_ctl_msg *cm);
+void grim_peer_push_all(struct grim_peer *peer);
+
+/* rx.c */
+void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
+		  struct sk_buff *skb);
+void grim_rxs_reset(struct grim_rxs *rxs);
+
+#endif /* _DRIVERS_NET_GRIM_H */

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GRIM NI driver: module entry, per-namespace NI lists, and the routing
+ * of a destination node to the NI that reaches it.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/rculist.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/rtnetlink.h>
+
+#include "grim.h"
+#include "../../../net/grim/af_grim.h"
+
+static unsigned int grim_net_id __read_mostly;
+
+struct grim_net *grim_pernet(struct net *net)
+{
+	return net_generic(net, grim_net_id);
+}
+
+struct grim_ni *grim_ni_route(struct net *net, u32 node)
+{
+	struct grim_ni *ni, *found = NULL;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
+		if (!READ_ONCE(ni->running))
+			continue;
+		if (ni->node == node || grim_peer_lookup(ni, node)) {
+			found = ni;
+			dev_hold(ni->dev);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+EXPORT_SYMBOL_GPL(grim_ni_route);
+
+u32 grim_ni_local_node(struct net *net)
+{
+	struct grim_ni *ni;
+	u32 node = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
+		if (READ_ONCE(ni->running)) {
+			node = ni->node;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return node;
+}
+EXPORT_SYMBOL_GPL(grim_ni_local_node);
+
+void grim_ni_put(struct grim_ni *ni)
+{
+	dev_put(ni->dev);
+}
+EXPORT_SYMBOL_GPL(grim_ni_put);
+
+static int __net_init grim_net_init(struct net *net)
+{
+	INIT_LIST_HEAD(&grim_pernet(net)->nis);
+	return 0;
+}
+
+static void __net_exit grim_net_exit(struct net *net)
+{
+	WARN_ON_ONCE(!list_empty(&grim_pernet(net)->nis));
+}
+
+static struct pernet_operations grim_net_ops = {
+	.init = grim_net_init,
+	.exit = grim_net_exit,
+	.id = &grim_net_id,
+	.size = sizeof(struct grim_net),
+};
+
+static int __init grim_init(void)
+{
+	int err;
+
+	err = register_pernet_subsys(&grim_net_ops);
+	if (err)
+		return err;
+	err = grim_device_init();
+	if (err)
+		goto err_pernet;
+	err = grim_af_init();
+	if (err)
+		goto err_device;
+	pr_info("GRIM NI driver %s, wire version %u, AF_GRIM %d\n",
+		GRIM_DRV_VERSION, GRIM_WIRE_VERSION, AF_GRIM);
+	return 0;
+
+err_device:
+	grim_device_exit();
+err_pernet:
+	unregister_pernet_subsys(&grim_net_ops);
+	return err;
+}
+
+static void __exit grim_exit(void)
+{
+	grim_af_exit();
+	grim_device_exit();
+	unregister_pernet_subsys(&grim_net_ops);
+}
+
+module_init(grim_init);
+module_exit(grim_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("GRIM: reliable in-order message layer (NI and AF_GRIM)");
+MODULE_VERSION(GRIM_DRV_VERSION);
+MODULE_ALIAS_RTNL_LINK(GRIM_DRV_NAME);
+MODULE_ALIAS_NETPROTO(PF_GRIM);

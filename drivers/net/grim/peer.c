@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GRIM NI: peers, discovery and sessions.
+ *
+ * Peers are found by hello frames broadcast on the lower device every
+ * hello_ms; any valid frame from a peer proves it alive, and a peer heard
+ * from for none of dead_ms is declared down: its queued messages fail
+ * with EHOSTUNREACH.
+ *
+ * Sessions (the seed's pair-sequencing reset): each side keeps a
+ * generation per peer, lgen, and learns the peer's, rgen.  Every frame
+ * carries both.  A side that resets (the NI restarted, or it declared the
+ * peer down) moves to a newer generation; the other side sees a newer
+ * src_gen and resets too, failing unacknowledged messages with
+ * ECONNRESET.  Frames naming an old generation are stale and dropped, so
+ * sequence numbers of two sessions never mix.  A peer is UP once a frame
+ * shows it knows our current lgen; until then we send unicast probes.
+ */
+#include <linux/etherdevice.h>
+#include <linux/hash.h>
+#include <linux/if_packet.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "grim.h"
+
+static u32 grim_gen_now(void)
+{
+	/* About a millisecond per step: newer across NI restarts. */
+	return (u32)(ktime_get_real_ns() >> 20) | 1;
+}
+
+static u32 grim_gen_next(u32 gen)
+{
+	u32 now = grim_gen_now();
+
+	gen++;
+	if (!gen)
+		gen++;
+	return grim_seq_after(now, gen) ? now : gen;
+}
+
+struct grim_peer *grim_peer_lookup(struct grim_ni *ni, u32 node)
+{
+	struct grim_peer *peer;
+
+	hlist_for_each_entry_rcu(peer, &ni->peers[hash_32(node, GRIM_PEER_HASH_BITS)],
+				 link) {
+		if (peer->node == node)
+			return peer;
+	}
+	return NULL;
+}
+
+static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
+{
+	struct grim_peer *peer;
+
+	peer = kzalloc(sizeof(*peer), GFP_ATOMIC);
+	if (!peer)
+		return NULL;
+	peer->ni = ni;
+	peer->node = node;
+	spin_lock_init(&peer->lock);
+	peer->state = GRIM_PEER_NEW;
+	peer->lgen = ni->base_gen;
+	peer->last_rx = jiffies;
+	return peer;
+}
+
+static struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node)
+{
+	struct grim_peer *peer;
+
+	spin_lock(&ni->lock);
+	peer = grim_peer_lookup(ni, node);
+	if (peer || !ni->running)
+		goto out;
+	if (ni->npeers >= GRIM_MAX_PEERS) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
+		goto out;
+	}
+	peer = grim_peer_alloc(ni, node);
+	if (!peer) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		goto out;
+	}
+	ni->npeers++;
+	hlist_add_head_rcu(&peer->link,
+			   &ni->peers[hash_32(node, GRIM_PEER_HASH_BITS)]);
+out:
+	spin_unlock(&ni->lock);
+	return peer;
+}
+
+/*
+ * Forget all stream state of a session, failing what was not yet
+ * acknowledged.  Streams stay allocated (their timers may be running);
+ * they restart at sequence 0 in the next session.  Peer lock held.
+ */
+static void grim_peer_flush(struct grim_peer *peer, int err)
+{
+	struct grim_txs *txs;
+	struct grim_rxs *rxs;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
+		hlist_for_each_entry(txs, &peer->txs[i], link)
+			grim_txs_fail(txs, err);
+	for (i = 0; i < ARRAY_SIZE(peer->rxs); i++)
+		hlist_for_each_entry(rxs, &peer->rxs[i], link)
+			grim_rxs_reset(rxs);
+}
+
+static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
+{
+	if (peer->state == GRIM_PEER_UP)
+		return;
+	peer->state = GRIM_PEER_UP;
+	grim_count(ni, peer, GRIM_STAT_PEER_UP);
+	netdev_dbg(ni->dev, "peer %u up\n", peer->node);
+	grim_peer_push_all(peer);
+}
+
+static void grim_send_probe(struct grim_ni *ni, struct grim_peer *peer,
+			    bool answer)
+{
+	struct grim_hello *h;
+	struct sk_buff *skb;
+
+	skb = grim_ctl_alloc(ni, GRIM_LINK_HLEN + sizeof(*h));
+	if (!skb)
+		return;
+	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
+			   GRIM_FT_HELLO, GRIM_FF_PROBE, 0);
+	h = skb_put(skb, sizeof(*h));
+	h->flags = htonl(answer ? 1 : 0);
+	h->hello_ms = htonl(ni->hello_ms);
+	grim_frame_finish(skb);
+	grim_count(ni, peer, GRIM_STAT_TX_HELLOS);
+	grim_xmit(ni, peer, skb);
+}
+
+static void grim_send_hello(struct grim_ni *ni)
+{
+	struct grim_hello *h;
+	struct sk_buff *skb;
+
+	skb = grim_ctl_alloc(ni, GRIM_LINK_HLEN + sizeof(*h));
+	if (!skb)
+		return;
+	grim_link_hdr_init(ni, NULL, skb_put(skb, GRIM_LINK_HLEN),
+			   GRIM_FT_HELLO, 0, 0);
+	h = skb_put(skb, sizeof(*h));
+	h->flags = 0;
+	h->hello_ms = htonl(ni->hello_ms);
+	grim_frame_finish(skb);
+	grim_count(ni, NULL, GRIM_STAT_TX_HELLOS);
+	grim_xmit(ni, NULL, skb);
+}
+
+/*
+ * Account a newer or first generation of the peer.  Returns false for a
+ * frame of an older session, which the caller drops.  Peer lock held.
+ */
+static bool grim_peer_learn_gen(struct grim_ni *ni, struct grim_peer *peer,
+				u32 src_gen)
+{
+	if (!src_gen)
+		return false;
+	if (src_gen == peer->rgen)
+		return true;
+	if (peer->rgen && grim_seq_before(src_gen, peer->rgen))
+		return false;
+	if (peer->rgen) {
+		/* The peer started over: so do we. */
+		grim_count(ni, peer, GRIM_STAT_PEER_RESET);
+		netdev_dbg(ni->dev, "peer %u reset its session\n", peer->node);
+		grim_peer_flush(peer, -ECONNRESET);
+	}
+	peer->rgen = src_gen;
+	if (peer->state != GRIM_PEER_NEW)
+		peer->state = GRIM_PEER_NEW;
+	return true;
+}
+
+/*
+ * Validate the session fields of a DATA/ACK/NACK frame.  Peer lock held.
+ */
+bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
+			     const struct grim_link_hdr *lh)
+{
+	if (peer->dead || peer->state == GRIM_PEER_DOWN ||
+	    ntohl(lh->dst_gen) != peer->lgen ||
+	    !grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen))) {
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
+		return false;
+	}
+	peer->last_rx = jiffies;
+	grim_peer_set_up(ni, peer);
+	return true;
+}
+
+void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
+			 const struct grim_link_hdr *lh)
+{
+	bool probe = lh->flags & GRIM_FF_PROBE;
+	u32 node = ntohl(lh->src_node);
+	const struct grim_hello *h;
+	struct grim_peer *peer;
+	bool answer;
+
+	if (!pskb_may_pull(skb, GRIM_LINK_HLEN + sizeof(*h))) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_SHORT);
+		return;
+	}
+	lh = (const struct grim_link_hdr *)skb->data;
+	h = (const struct grim_hello *)(lh + 1);
+	if (node == ni->node)
+		return;		/* our own probe to ourselves: nothing to do */
+
+	peer = grim_peer_lookup(ni, node);
+	if (!peer)
+		peer = grim_peer_create(ni, node);
+	if (!peer)
+		return;
+
+	spin_lock(&peer->lock);
+	if (peer->dead)
+		goto out;
+	if (!grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen))) {
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
+		goto out;
+	}
+	if (skb_mac_header_was_set(skb) && skb->mac_len >= ETH_HLEN)
+		ether_addr_copy(peer->mac, eth_hdr(skb)->h_source);
+	peer->last_rx = jiffies;
+	if (peer->state == GRIM_PEER_DOWN)
+		peer->state = GRIM_PEER_NEW;
+
+	if (probe && ntohl(lh->dst_gen) == peer->lgen)
+		grim_peer_set_up(ni, peer);
+	/* Answer a peer that is not sure of us, or that we are unsure of. */
+	answer = peer->state != GRIM_PEER_UP ||
+		 (probe && (ntohl(h->flags) & 1)) ||
+		 (probe && ntohl(lh->dst_gen) != peer->lgen);
+	if (answer)
+		grim_send_probe(ni, peer, peer->state != GRIM_PEER_UP);
+out:
+	spin_unlock(&peer->lock);
+}
+
+static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
+{
+	netdev_info(ni->dev, "peer %u down: silent for %u ms\n", peer->node,
+		    ni->dead_ms);
+	grim_count(ni, peer, GRIM_STAT_PEER_DOWN);
+	peer->state = GRIM_PEER_DOWN;
+	grim_peer_flush(peer, -EHOSTUNREACH);
+	peer->lgen = grim_gen_next(peer->lgen);
+	peer->rgen = 0;
+}
+
+/* Every hello_ms: announce ourselves, probe new peers, reap silent ones. */
+void grim_hello_timer(struct timer_list *t)
+{
+	struct grim_ni *ni = from_timer(ni, t, hello_timer);
+	unsigned long dead = msecs_to_jiffies(ni->dead_ms);
+	struct grim_peer *peer;
+	int i;
+
+	if (!READ_ONCE(ni->running))
+		return;
+	grim_send_hello(ni);
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
+		hlist_for_each_entry_rcu(peer, &ni->peers[i], link) {
+			if (peer == ni->self)
+				continue;
+			spin_lock_bh(&peer->lock);
+			if (peer->dead || peer->state == GRIM_PEER_DOWN)
+				goto next;
+			if (time_after(jiffies, peer->last_rx + dead))
+				grim_peer_down(ni, peer);
+			else if (peer->state == GRIM_PEER_NEW)
+				grim_send_probe(ni, peer, true);
+next:
+			spin_unlock_bh(&peer->lock);
+		}
+	}
+	rcu_read_unlock();
+	mod_timer(&ni->hello_timer,
+		  jiffies + msecs_to_jiffies(READ_ONCE(ni->hello_ms)));
+}
+
+int grim_ni_start(struct grim_ni *ni)
+{
+	struct grim_peer *self;
+
+	ni->base_gen = grim_gen_now();
+	self = grim_peer_alloc(ni, ni->node);
+	if (!self)
+		return -ENOMEM;
+	self->state = GRIM_PEER_UP;
+	self->rgen = self->lgen;
+	ni->self = self;
+
+	spin_lock_bh(&ni->lock);
+	hlist_add_head_rcu(&self->link,
+			   &ni->peers[hash_32(ni->node, GRIM_PEER_HASH_BITS)]);
+	ni->npeers = 1;
+	WRITE_ONCE(ni->running, true);
+	spin_unlock_bh(&ni->lock);
+
+	ni->pt.type = htons(GRIM_ETH_P);
+	ni->pt.dev = ni->lower;
+	ni->pt.func = grim_rcv;
+	ni->pt.af_packet_priv = ni;
+	dev_add_pack(&ni->pt);
+	mod_timer(&ni->hello_timer, jiffies + 1);
+	return 0;
+}
+
+static void grim_peer_free(struct grim_peer *peer)
+{
+	struct hlist_node *tmp;
+	struct grim_txs *txs;
+	struct grim_rxs *rxs;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(peer->txs); i++) {
+		hlist_for_each_entry_safe(txs, tmp, &peer->txs[i], link) {
+			del_timer_sync(&txs->timer);
+			kfree(txs);
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(peer->rxs); i++)
+		hlist_for_each_entry_safe(rxs, tmp, &peer->rxs[i], link)
+			kfree(rxs);
+	kfree(peer);
+}
+
+/*
+ * Stop the NI (process context, RTNL): no more frames in, every queued
+ * message fails with ENETDOWN, all peers and streams are freed.
+ */
+void grim_ni_stop(struct grim_ni *ni)
+{
+	struct grim_peer *peer;
+	struct hlist_node *tmp;
+	struct grim_txs *txs;
+	HLIST_HEAD(gone);
+	int i, j;
+
+	spin_lock_bh(&ni->lock);
+	WRITE_ONCE(ni->running, false);
+	spin_unlock_bh(&ni->lock);
+
+	del_timer_sync(&ni->hello_timer);
+	dev_remove_pack(&ni->pt);	/* waits for receivers in flight */
+
+	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
+		hlist_for_each_entry(peer, &ni->peers[i], link) {
+			spin_lock_bh(&peer->lock);
+			peer->dead = true;
+			grim_peer_flush(peer, -ENETDOWN);
+			for (j = 0; j < ARRAY_SIZE(peer->txs); j++)
+				hlist_for_each_entry(txs, &peer->txs[j], link)
+					txs->dead = true;
+			spin_unlock_bh(&peer->lock);
+		}
+	}
+	/* Senders find peers under RCU; peers themselves go after a grace
+	 * period, their streams now: nothing reaches those past ->dead.
+	 */
+	WRITE_ONCE(ni->self, NULL);
+	spin_lock_bh(&ni->lock);
+	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
+		hlist_for_each_entry_safe(peer, tmp, &ni->peers[i], link) {
+			hlist_del_rcu(&peer->link);
+			hlist_add_head(&peer->link, &gone);
+		}
+	}
+	spin_unlock_bh(&ni->lock);
+	synchronize_rcu();
+	hlist_for_each_entry_safe(peer, tmp, &gone, link)
+		grim_peer_free(peer);
+	ni->npeers = 0;
+}

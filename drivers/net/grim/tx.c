@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GRIM NI: the sending side of the reliable transport.
+ *
+ * A message becomes a run of frames with consecutive sequence numbers on
+ * its stream (source channel, peer, destination channel).  Sending is
+ * optimistic: frames go out as soon as they are queued, up to a window of
+ * frames in flight, with no credits.  Then:
+ *
+ *  - ACK(n): frames before n are in the receiver's endpoint queue (or in a
+ *    reassembly it made room for); they and their messages are freed.
+ *  - NACK(n): the endpoint was full when frame n (a message start)
+ *    arrived.  Only this stream rolls back to n and holds for a back-off
+ *    that doubles while NACKs repeat.
+ *  - Retransmission timer: no progress for rto; go back to the oldest
+ *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
+ *  - Three duplicate ACKs: a frame was lost; go back at once.
+ *
+ * Frames are built once, when queued, and referenced by clones on every
+ * transmission: their payload pages are the message's own.
+ */
+#include <linux/etherdevice.h>
+#include <linux/hash.h>
+#include <linux/netdevice.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+
+#include "grim.h"
+
+static u32 grim_stream_key(u16 a, u16 b)
+{
+	return hash_32(((u32)a << 16) | b, GRIM_STREAM_HASH_BITS);
+}
+
+static void grim_txs_timer(struct timer_list *t);
+
+void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
+		   u16 src_chan, u16 dst_chan)
+{
+	txs->peer = peer;
+	txs->src_chan = src_chan;
+	txs->dst_chan = dst_chan;
+	skb_queue_head_init(&txs->frames);
+	timer_setup(&txs->timer, grim_txs_timer, 0);
+	txs->rto = msecs_to_jiffies(peer->ni->rto_ms) ?: 1;
+	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+}
+
+static struct grim_txs *grim_txs_get(struct grim_peer *peer, u16 src_chan,
+				     u16 dst_chan, bool create)
+{
+	struct hlist_head *head = &peer->txs[grim_stream_key(src_chan, dst_chan)];
+	struct grim_txs *txs;
+
+	hlist_for_each_entry(txs, head, link) {
+		if (txs->src_chan == src_chan && txs->dst_chan == dst_chan)
+			return txs;
+	}
+	if (!create || peer->ntx >= GRIM_MAX_STREAMS)
+		return NULL;
+	txs = kzalloc(sizeof(*txs), GFP_ATOMIC);
+	if (!txs)
+		return NULL;
+	grim_txs_init(txs, peer, src_chan, dst_chan);
+	hlist_add_head(&txs->link, head);
+	peer->ntx++;
+	return txs;
+}
+
+/* Free acknowledged frames; complete their messages.  Peer lock held. */
+static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_peek(&txs->frames)) &&
+	       grim_seq_before(GRIM_FRAME_CB(skb)->seq, seq)) {
+		__skb_unlink(skb, &txs->frames);
+		if (skb == txs->send_head)
+			txs->send_head = skb_peek(&txs->frames);
+		if (GRIM_FRAME_CB(skb)->msg)
+			consume_skb(GRIM_FRAME_CB(skb)->msg);
+		kfree_skb(skb);
+	}
+	txs->snd_una = seq;
+	if (grim_seq_before(txs->snd_nxt, seq))
+		txs->snd_nxt = seq;
+}
+
+/* Fail everything queued; restart the stream at sequence 0. */
+void grim_txs_fail(struct grim_txs *txs, int err)
+{
+	struct grim_ni *ni = txs->peer->ni;
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(&txs->frames))) {
+		if (GRIM_FRAME_CB(skb)->msg) {
+			grim_count(ni, txs->peer, GRIM_STAT_MSG_FAILED);
+			grim_ep_tx_failed(GRIM_FRAME_CB(skb)->msg, err);
+		}
+		kfree_skb(skb);
+	}
+	txs->send_head = NULL;
+	txs->next_seq = 0;
+	txs->snd_una = 0;
+	txs->snd_nxt = 0;
+	txs->next_sent = 0;
+	txs->dupacks = 0;
+	txs->held = false;
+	txs->rto = msecs_to_jiffies(ni->rto_ms) ?: 1;
+	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+}
+
+static struct sk_buff *grim_txs_frame_at(struct grim_txs *txs, u32 seq)
+{
+	struct sk_buff *skb;
+
+	skb_queue_walk(&txs->frames, skb) {
+		if (GRIM_FRAME_CB(skb)->seq == seq)
+			return skb;
+	}
+	return NULL;
+}
+
+static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
+{
+	txs->send_head = grim_txs_frame_at(txs, seq);
+	txs->snd_nxt = seq;
+	txs->dupacks = 0;
+}
+
+/* Stamp the session into a frame on its first transmission. */
+static void grim_frame_stamp(struct grim_peer *peer, struct sk_buff *skb)
+{
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
+
+	lh->src_gen = htonl(peer->lgen);
+	lh->dst_gen = htonl(peer->rgen);
+	grim_frame_finish(skb);
+	GRIM_FRAME_CB(skb)->stamped = true;
+}
+
+/*
+ * Transmit what the window allows.  Peer lock held.  Frames go to the
+ * device under the lock so that a stream's frames leave in order.
+ */
+void grim_txs_push(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+	u32 window = READ_ONCE(ni->window);
+	struct sk_buff *skb, *clone;
+
+	if (txs->dead || txs->held || peer->state != GRIM_PEER_UP)
+		return;
+	while ((skb = txs->send_head) &&
+	       txs->snd_nxt - txs->snd_una < window) {
+		if (!GRIM_FRAME_CB(skb)->stamped)
+			grim_frame_stamp(peer, skb);
+		clone = skb_clone(skb, GFP_ATOMIC);
+		if (!clone)
+			break;	/* the retransmission timer tries again */
+		if (grim_seq_before(txs->snd_nxt, txs->next_sent))
+			grim_count(ni, peer, GRIM_STAT_RETRANS_FRAMES);
+		else
+			txs->next_sent = txs->snd_nxt + 1;
+		grim_count(ni, peer, GRIM_STAT_TX_FRAMES);
+		txs->snd_nxt++;
+		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
+				 NULL : skb->next;
+		grim_xmit(ni, peer, clone);
+	}
+	if (txs->snd_nxt != txs->snd_una && !timer_pending(&txs->timer))
+		mod_timer(&txs->timer, jiffies + txs->rto);
+}
+
+void grim_peer_push_all(struct grim_peer *peer)
+{
+	struct grim_txs *txs;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
+		hlist_for_each_entry(txs, &peer->txs[i], link)
+			grim_txs_push(txs);
+}
+
+static void grim_txs_timer(struct timer_list *t)
+{
+	struct grim_txs *txs = from_timer(txs, t, timer);
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+
+	spin_lock_bh(&peer->lock);
+	if (txs->dead)
+		goto out;
+	if (txs->held) {
+		txs->held = false;
+	} else if (txs->snd_nxt != txs->snd_una &&
+		   peer->state == GRIM_PEER_UP) {
+		grim_count(ni, peer, GRIM_STAT_RTO_EVENTS);
+		grim_txs_rollback(txs, txs->snd_una);
+		txs->rto = min_t(unsigned long, txs->rto * 2,
+				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
+	}
+	grim_txs_push(txs);
+out:
+	spin_unlock_bh(&peer->lock);
+}
+
+/* An ACK or NACK for one of our streams.  Peer lock held. */
+void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
+		     const struct grim_link_hdr *lh,
+		     const struct grim_ctl_msg *cm)
+{
+	u32 seq = ntohl(cm->seq);
+	struct grim_txs *txs;
+
+	/* Their source channel is our destination channel. */
+	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
+			   false);
+	if (!txs || grim_seq_before(seq, txs->snd_una) ||
+	    grim_seq_after(seq, txs->next_seq)) {
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+		return;
+	}
+
+	if (lh->type == GRIM_FT_NACK) {
+		grim_count(ni, peer, GRIM_STAT_RX_NACKS);
+		if (seq == txs->next_seq)	/* nothing there to refuse */
+			return;
+		grim_txs_ack_to(txs, seq);
+		grim_txs_rollback(txs, seq);
+		txs->held = true;
+		mod_timer(&txs->timer, jiffies + txs->backoff);
+		txs->backoff = min_t(unsigned long, txs->backoff * 2,
+				     GRIM_NACK_BACKOFF_MAX);
+		return;
+	}
+
+	grim_count(ni, peer, GRIM_STAT_RX_ACKS);
+	if (seq == txs->snd_una) {
+		/* No progress: a frame after snd_una went missing. */
+		if (txs->snd_nxt != txs->snd_una && !txs->held &&
+		    ++txs->dupacks == GRIM_DUPACK_THRESH) {
+			grim_count(ni, peer, GRIM_STAT_FAST_RETRANS);
+			grim_txs_rollback(txs, seq);
+			grim_txs_push(txs);
+		}
+		return;
+	}
+	grim_txs_ack_to(txs, seq);
+	txs->dupacks = 0;
+	txs->rto = msecs_to_jiffies(ni->rto_ms) ?: 1;
+	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+	if (txs->snd_una == txs->snd_nxt && !txs->send_head)
+		del_timer(&txs->timer);
+	else if (!txs->held)
+		mod_timer(&txs->timer, jiffies + txs->rto);
+	grim_txs_push(txs);
+}
+
+/*
+ * Attach @len payload bytes of @msg at @off to frame @skb: bytes in the
+ * message's linear part are copied, page fragments are shared.
+ */
+static int grim_frame_add_payload(struct sk_buff *skb, struct sk_buff *msg,
+				  unsigned int off, unsigned int len)
+{
+	unsigned int hlen = skb_headlen(msg), pos, i;
+
+	if (off < hlen) {
+		unsigned int n = min(len, hlen - off);
+
+		skb_put_data(skb, msg->data + off, n);
+		off += n;
+		len -= n;
+	}
+	pos = hlen;
+	for (i = 0; len && i < skb_shinfo(msg)->nr_frags; i++) {
+		const skb_frag_t *f = &skb_shinfo(msg)->frags[i];
+		unsigned int fsz = skb_frag_size(f), n, start;
+
+		if (off >= pos + fsz) {
+			pos += fsz;
+			continue;
+		}
+		start = off - pos;
+		n = min(len, fsz - start);
+		if (skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS)
+			return -EMSGSIZE;
+		skb_frag_ref(msg, i);
+		skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags,
+				   skb_frag_page(f), skb_frag_off(f) + start, n);
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		off += n;
+		len -= n;
+		pos += fsz;
+	}
+	return len ? -EFAULT : 0;
+}
+
+static void grim_msg_hdr_fill(struct grim_msg_hdr *mh, struct sk_buff *msg,
+			      u32 seq)
+{
+	const struct grim_msg_cb *cb = GRIM_MSG_CB(msg);
+	u32 words = DIV_ROUND_UP(msg->len, 4);
+	u32 corr = words * 4 - msg->len;
+	int i;
+
+	mh->w0 = htonl((GRIM_ID << 16) | ((seq & 0xff) << 8) | (seq & 0xff));
+	mh->w1 = htonl((GRIM_MT_AM << 26) | (corr << 24) | cb->src_port);
+	mh->w2 = htonl((words << 16) | cb->dst_port);
+	mh->w3 = htonl(((u32)cb->src_port << 16) | cb->handler);
+	for (i = 0; i < 4; i++)
+		mh->arg[i] = htonl(cb->arg[i]);
+}
+
+/*
+ * Cut a message into frames for a lower device of @mtu.  Sequence numbers
+ * are filled in later, under the peer lock.
+ */
+static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
+			 unsigned int mtu, struct sk_buff_head *frames)
+{
+	const struct grim_msg_cb *cb = GRIM_MSG_CB(msg);
+	unsigned int hh = LL_RESERVED_SPACE(ni->lower);
+	unsigned int off = 0, room, n, copy;
+	struct grim_link_hdr *lh;
+	struct grim_ctl_msg *cm;
+	struct grim_frag_hdr *fh;
+	struct sk_buff *skb;
+	bool first = true;
+	int err;
+
+	do {
+		room = mtu - GRIM_DATA_HLEN - (first ? GRIM_MSG_HLEN : 0);
+		n = min(room, msg->len - off);
+		/* The head holds the headers and the message's linear bytes. */
+		copy = off < skb_headlen(msg) ? min(n, skb_headlen(msg) - off) : 0;
+		skb = alloc_skb(hh + GRIM_DATA_HLEN + GRIM_MSG_HLEN + copy,
+				GFP_KERNEL);
+		if (!skb)
+			return -ENOBUFS;
+		skb_reserve(skb, hh);
+		__skb_queue_tail(frames, skb);
+		memset(GRIM_FRAME_CB(skb), 0, sizeof(struct grim_frame_cb));
+
+		lh = skb_put(skb, GRIM_LINK_HLEN);
+		grim_link_hdr_init(ni, NULL, lh, GRIM_FT_DATA,
+				   (first ? GRIM_FF_FIRST : 0) |
+				   (off + n == msg->len ? GRIM_FF_LAST : 0), 0);
+		cm = skb_put(skb, sizeof(*cm));
+		cm->src_chan = htons(cb->src_port);
+		cm->dst_chan = htons(cb->dst_port);
+		cm->seq = 0;
+		fh = skb_put(skb, sizeof(*fh));
+		fh->offset = htons(off);
+		fh->reserved = 0;
+		if (first)
+			skb_put(skb, GRIM_MSG_HLEN);
+		err = grim_frame_add_payload(skb, msg, off, n);
+		if (err)
+			return err;
+		off += n;
+		first = false;
+	} while (off < msg->len);
+	return 0;
+}
+
+/* Fill in sequence numbers and the message header.  Peer lock held. */
+static void grim_frames_number(struct grim_txs *txs,
+			       struct sk_buff_head *frames,
+			       struct sk_buff *msg)
+{
+	struct grim_peer *peer = txs->peer;
+	struct sk_buff *skb;
+	bool first = true;
+
+	skb_queue_walk(frames, skb) {
+		struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
+		struct grim_ctl_msg *cm = (struct grim_ctl_msg *)(lh + 1);
+
+		GRIM_FRAME_CB(skb)->seq = txs->next_seq;
+		cm->seq = htonl(txs->next_seq);
+		lh->dst_node = htonl(peer->node);
+		if (first)
+			grim_msg_hdr_fill((struct grim_msg_hdr *)
+					  (skb->data + GRIM_DATA_HLEN), msg,
+					  txs->next_seq);
+		first = false;
+		txs->next_seq++;
+	}
+	GRIM_FRAME_CB(skb_peek_tail(frames))->msg = msg;
+}
+
+int grim_ni_send(struct grim_ni *ni, struct sk_buff *msg)
+{
+	const struct grim_msg_cb *cb = GRIM_MSG_CB(msg);
+	unsigned int mtu = READ_ONCE(ni->lower->mtu);
+	struct sk_buff_head frames;
+	struct grim_peer *peer;
+	struct grim_txs *txs;
+	int err;
+
+	if (msg->len > GRIM_MAX_PAYLOAD) {
+		err = -EMSGSIZE;
+		goto free_msg;
+	}
+	if (mtu < GRIM_MIN_LOWER_MTU) {
+		err = -EMSGSIZE;
+		goto free_msg;
+	}
+	if (mtu > 0xffff)
+		mtu = 0xffff;	/* the link header's length field */
+
+	__skb_queue_head_init(&frames);
+	err = grim_fragment(ni, msg, mtu, &frames);
+	if (err)
+		goto free_frames;
+
+	rcu_read_lock();
+	peer = cb->node == ni->node ? READ_ONCE(ni->self) :
+				      grim_peer_lookup(ni, cb->node);
+	if (!peer) {
+		err = -EHOSTUNREACH;
+		goto unlock_rcu;
+	}
+	spin_lock_bh(&peer->lock);
+	if (peer->dead) {
+		err = -ENETDOWN;
+		goto unlock;
+	}
+	if (peer->state == GRIM_PEER_DOWN) {
+		err = -EHOSTUNREACH;
+		goto unlock;
+	}
+	txs = grim_txs_get(peer, cb->src_port, cb->dst_port, true);
+	if (!txs) {
+		err = -ENOBUFS;
+		goto unlock;
+	}
+	grim_frames_number(txs, &frames, msg);
+	if (!txs->send_head)
+		txs->send_head = skb_peek(&frames);
+	skb_queue_splice_tail_init(&frames, &txs->frames);
+	grim_count(ni, peer, GRIM_STAT_TX_MSGS);
+	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, msg->len);
+	grim_txs_push(txs);
+	spin_unlock_bh(&peer->lock);
+	rcu_read_unlock();
+	return 0;
+
+unlock:
+	spin_unlock_bh(&peer->lock);
+unlock_rcu:
+	rcu_read_unlock();
+free_frames:
+	__skb_queue_purge(&frames);
+free_msg:
+	kfree_skb(msg);
+	return err;
+}
+EXPORT_SYMBOL_GPL(grim_ni_send);

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GRIM NI: frames on the lower Ethernet device.  Every frame is parsed
+ * here first: length, identifier, version, CRC32C, cluster and address
+ * checks happen in one place before any state is touched.
+ */
+#include <linux/crc32.h>
+#include <linux/etherdevice.h>
+#include <linux/if_packet.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <net/netfilter/nf_conntrack.h>
+
+#include "grim.h"
+
+static_assert(sizeof(struct grim_link_hdr) == 32);
+static_assert(sizeof(struct grim_ctl_msg) == 8);
+static_assert(sizeof(struct grim_frag_hdr) == 4);
+static_assert(sizeof(struct grim_msg_hdr) == 32);
+
+static __wsum grim_crc_update(const void *buf, int len, __wsum sum)
+{
+	return (__force __wsum)__crc32c_le((__force u32)sum, buf, len);
+}
+
+static __wsum grim_crc_combine(__wsum crc1, __wsum crc2, int off, int len)
+{
+	return (__force __wsum)__crc32c_le_combine((__force u32)crc1,
+						   (__force u32)crc2, len);
+}
+
+static const struct skb_checksum_ops grim_crc_ops = {
+	.update = grim_crc_update,
+	.combine = grim_crc_combine,
+};
+
+/*
+ * CRC32C of the first @len bytes of a frame with its csum field taken as
+ * zero.  The frame may be a clone sharing data with the sender, so the
+ * field is skipped rather than cleared.
+ */
+u32 grim_frame_crc(const struct sk_buff *skb, unsigned int len)
+{
+	const unsigned int off = offsetof(struct grim_link_hdr, csum);
+	static const u8 zero[4];
+	__wsum crc;
+
+	crc = __skb_checksum(skb, 0, off, (__force __wsum)~0U, &grim_crc_ops);
+	crc = grim_crc_update(zero, sizeof(zero), crc);
+	crc = __skb_checksum(skb, off + 4, len - off - 4, crc, &grim_crc_ops);
+	return ~(__force u32)crc;
+}
+
+/* Seal a frame the NI owns: length and CRC over the whole frame. */
+void grim_frame_finish(struct sk_buff *skb)
+{
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
+
+	lh->len = htons(skb->len);
+	lh->csum = htonl(grim_frame_crc(skb, skb->len));
+}
+
+void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
+			struct grim_link_hdr *lh, u8 type, u8 flags,
+			unsigned int len)
+{
+	lh->magic = htons(GRIM_ID);
+	lh->version = GRIM_WIRE_VERSION;
+	lh->type = type;
+	lh->flags = flags;
+	lh->reserved = 0;
+	lh->len = htons(len);
+	lh->cluster = htonl(ni->cluster);
+	lh->src_node = htonl(ni->node);
+	lh->dst_node = htonl(peer ? peer->node : GRIM_NODE_ANY);
+	lh->src_gen = htonl(peer ? peer->lgen : ni->base_gen);
+	lh->dst_gen = htonl(peer ? peer->rgen : 0);
+	lh->csum = 0;
+}
+
+/* A small linear frame with room for the lower device's header. */
+struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int len)
+{
+	unsigned int hh = LL_RESERVED_SPACE(ni->lower);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(hh + len + ni->lower->needed_tailroom, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, hh);
+	skb_reset_network_header(skb);
+	return skb;
+}
+
+/*
+ * Hand one frame to the lower device (or, for our own node, back to our
+ * receive path through the backlog, so sending to oneself follows the
+ * same protocol).  Consumes @skb.  The skb may be a clone of a frame
+ * kept for retransmission: the Ethernet header goes into a private head.
+ */
+void grim_xmit(struct grim_ni *ni, struct grim_peer *peer, struct sk_buff *skb)
+{
+	struct net_device *lower = ni->lower;
+
+	skb->dev = lower;
+	skb->protocol = htons(GRIM_ETH_P);
+	skb->priority = TC_PRIO_CONTROL;
+	skb_reset_network_header(skb);
+
+	if (peer == ni->self) {
+		skb->pkt_type = PACKET_LOOPBACK;
+		skb_reset_mac_header(skb);
+		netif_rx(skb);
+		return;
+	}
+	if (skb_cow_head(skb, LL_RESERVED_SPACE(lower)) ||
+	    dev_hard_header(skb, lower, GRIM_ETH_P,
+			    peer ? peer->mac : lower->broadcast, NULL,
+			    skb->len) < 0) {
+		grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
+		kfree_skb(skb);
+		return;
+	}
+	if (dev_queue_xmit(skb) != NET_XMIT_SUCCESS)
+		grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
+}
+
+static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb)
+{
+	const struct grim_link_hdr *lh;
+	unsigned int len;
+
+	if (!pskb_may_pull(skb, GRIM_LINK_HLEN)) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_SHORT);
+		return false;
+	}
+	lh = (const struct grim_link_hdr *)skb->data;
+	if (lh->magic != htons(GRIM_ID)) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_MAGIC);
+		return false;
+	}
+	if (lh->version != GRIM_WIRE_VERSION) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_VERSION);
+		return false;
+	}
+	len = ntohs(lh->len);
+	if (len < GRIM_LINK_HLEN || len > skb->len) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_LENGTH);
+		return false;
+	}
+	/* Ethernet may pad short frames: the header's length is the truth. */
+	if (pskb_trim(skb, len)) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		return false;
+	}
+	lh = (const struct grim_link_hdr *)skb->data;
+	if (ntohl(lh->csum) != grim_frame_crc(skb, len)) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_CSUM);
+		return false;
+	}
+	if (ntohl(lh->cluster) != ni->cluster) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_CLUSTER);
+		return false;
+	}
+	return true;
+}
+
+/* Entry point for GRIM frames from the lower device (softirq, RCU). */
+int grim_rcv(struct sk_buff *skb, struct net_device *dev,
+	     struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct grim_ni *ni = pt->af_packet_priv;
+	const struct grim_link_hdr *lh;
+	struct grim_peer *peer;
+	u32 src, dst;
+
+	if (skb->pkt_type == PACKET_OTHERHOST)
+		goto consume;
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	if (!READ_ONCE(ni->running))
+		goto consume;
+	skb_dst_drop(skb);
+	nf_reset_ct(skb);
+	if (!grim_rcv_valid(ni, skb))
+		goto drop;
+
+	lh = (const struct grim_link_hdr *)skb->data;
+	src = ntohl(lh->src_node);
+	dst = ntohl(lh->dst_node);
+	if ((src == ni->node) != (skb->pkt_type == PACKET_LOOPBACK) ||
+	    src == GRIM_NODE_ANY || src == 0 ||
+	    (dst != ni->node && !(dst == GRIM_NODE_ANY &&
+				  lh->type == GRIM_FT_HELLO))) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOT_OURS);
+		goto drop;
+	}
+
+	switch (lh->type) {
+	case GRIM_FT_HELLO:
+		grim_count(ni, NULL, GRIM_STAT_RX_HELLOS);
+		grim_peer_rcv_hello(ni, skb, lh);
+		goto consume;
+	case GRIM_FT_DATA:
+	case GRIM_FT_ACK:
+	case GRIM_FT_NACK:
+		break;
+	default:
+		grim_count(ni, NULL, GRIM_STAT_DROP_TYPE);
+		goto drop;
+	}
+
+	peer = grim_peer_lookup(ni, src);
+	if (!peer) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_UNKNOWN_PEER);
+		goto drop;
+	}
+	if (!pskb_may_pull(skb, GRIM_CTL_LEN)) {
+		grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
+		goto drop;
+	}
+	lh = (const struct grim_link_hdr *)skb->data;
+	grim_count(ni, peer, GRIM_STAT_RX_FRAMES);
+
+	spin_lock(&peer->lock);
+	if (!grim_peer_check_session(ni, peer, lh)) {
+		spin_unlock(&peer->lock);
+		goto drop;
+	}
+	if (lh->type == GRIM_FT_DATA) {
+		grim_rx_data(ni, peer, skb);	/* consumes skb */
+		spin_unlock(&peer->lock);
+		return NET_RX_SUCCESS;
+	}
+	grim_tx_rcv_ctl(ni, peer, lh, (const struct grim_ctl_msg *)(lh + 1));
+	spin_unlock(&peer->lock);
+
+consume:
+	consume_skb(skb);
+	return NET_RX_SUCCESS;
+drop:
+	kfree_skb(skb);
+	return NET_RX_DROP;
+}

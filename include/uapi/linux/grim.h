@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * GRIM: General-purpose Reliable In-order Message layer.
+ *
+ * User-space ABI: the AF_GRIM socket family, its socket address, socket
+ * options and control messages, the rtnetlink attributes of the "grim"
+ * link kind, and the on-wire frame format (for tools that build or
+ * decode frames, such as the selftests' fault injector).
+ */
+#ifndef _UAPI_LINUX_GRIM_H
+#define _UAPI_LINUX_GRIM_H
+
+#include <linux/types.h>
+#include <linux/socket.h>
+
+/*
+ * Address family number.  Linux 6.1 only lets a module register families
+ * below AF_MAX (46), and every number there is spoken for.  19 was
+ * AF_ECONET, whose implementation left the kernel in 3.5; no kernel a
+ * distribution ships today can load anything under it, so GRIM takes it
+ * over.  An upstream merge would allocate a fresh number instead.
+ */
+#define AF_GRIM		19
+#define PF_GRIM		AF_GRIM
+
+/* Socket option level (getsockopt/setsockopt and control messages). */
+#define SOL_GRIM	299
+
+/* Ethernet type of GRIM frames: IEEE 802 local experimental 1. */
+#define GRIM_ETH_P	0x88B5
+
+/* The GRIM identifier that starts every frame and message header. */
+#define GRIM_ID		0x0636
+
+/* Largest message payload, in bytes (the GRIM MTU). */
+#define GRIM_MAX_PAYLOAD	64572
+
+/* Node id meaning "any node" (hello broadcast); never a real node. */
+#define GRIM_NODE_ANY	0xffffffffU
+
+/* Ports: 0 asks for autobind; below 1024 needs CAP_NET_BIND_SERVICE. */
+#define GRIM_PORT_ANY		0
+#define GRIM_PORT_PRIVILEGED	1024
+#define GRIM_PORT_EPHEMERAL	32768
+
+struct sockaddr_grim {
+	__kernel_sa_family_t	sgrim_family;	/* AF_GRIM */
+	__u16			sgrim_port;	/* endpoint (host byte order) */
+	__u32			sgrim_node;	/* node id (host byte order) */
+	__u32			sgrim_reserved[2];	/* must be zero */
+};
+
+/* Control message types at level SOL_GRIM. */
+enum {
+	GRIM_AM = 1,	/* struct grim_am: active-message header fields */
+};
+
+/*
+ * Active-message fields of a message: the handler id and the four 32-bit
+ * user arguments of the GRIM header.  On send, a GRIM_AM control message
+ * sets them (zero otherwise); on receive, they are returned in a GRIM_AM
+ * control message when the caller passes a control buffer.
+ */
+struct grim_am {
+	__u16	handler;
+	__u16	reserved;	/* must be zero */
+	__u32	arg[4];
+};
+
+/* Socket options at level SOL_GRIM. */
+enum {
+	GRIM_LOCAL_NODE = 1,	/* get: __u32 node id of the local NI */
+};
+
+/* rtnetlink attributes of the "grim" link kind (IFLA_INFO_DATA). */
+enum {
+	IFLA_GRIM_UNSPEC,
+	IFLA_GRIM_NODE,		/* u32: node id (also the link address) */
+	IFLA_GRIM_CLUSTER,	/* u32: cluster id, keeps clusters apart */
+	IFLA_GRIM_HELLO_MS,	/* u32: hello interval, ms */
+	IFLA_GRIM_DEAD_MS,	/* u32: peer declared down after this, ms */
+	IFLA_GRIM_RTO_MS,	/* u32: initial retransmission timeout, ms */
+	IFLA_GRIM_WINDOW,	/* u32: frames in flight per stream */
+	__IFLA_GRIM_MAX,
+};
+
+#define IFLA_GRIM_MAX	(__IFLA_GRIM_MAX - 1)
+
+/*
+ * Wire format.  Every frame on the lower Ethernet device, after the
+ * Ethernet header with type GRIM_ETH_P, starts with a link header.
+ * All fields are big-endian.  See Documentation/networking/grim.rst.
+ */
+enum grim_frame_type {
+	GRIM_FT_DATA	= 1,	/* a fragment of a message */
+	GRIM_FT_ACK	= 2,	/* cumulative acknowledgement of a stream */
+	GRIM_FT_NACK	= 3,	/* refusal: endpoint full, roll back */
+	GRIM_FT_HELLO	= 4,	/* discovery (broadcast) and keep-alive */
+};
+
+#define GRIM_WIRE_VERSION	1
+
+/* Link header flags. */
+#define GRIM_FF_FIRST	0x01	/* first fragment of a message */
+#define GRIM_FF_LAST	0x02	/* last fragment of a message */
+#define GRIM_FF_PROBE	0x10	/* hello: unicast keep-alive probe */
+
+struct grim_link_hdr {
+	__be16	magic;		/* GRIM_ID */
+	__u8	version;	/* GRIM_WIRE_VERSION */
+	__u8	type;		/* enum grim_frame_type */
+	__u8	flags;		/* GRIM_FF_* */
+	__u8	reserved;
+	__be16	len;		/* bytes from this header to the frame's end */
+	__be32	cluster;	/* cluster id */
+	__be32	src_node;
+	__be32	dst_node;	/* GRIM_NODE_ANY for broadcast hello */
+	__be32	src_gen;	/* sender's session generation for this pair */
+	__be32	dst_gen;	/* receiver's generation as the sender knows it */
+	__be32	csum;		/* CRC32C of len bytes, this field as zero */
+};
+
+/*
+ * The seed's 8-byte control message.  ACK and NACK frames carry exactly
+ * this after the link header; data frames carry it too, naming their
+ * stream and the frame's sequence number.
+ */
+struct grim_ctl_msg {
+	__be16	src_chan;	/* logical channel of the sending endpoint */
+	__be16	dst_chan;	/* logical channel of the receiving endpoint */
+	__be32	seq;		/* data: frame sequence; ACK: next expected;
+				 * NACK: the refused frame
+				 */
+};
+
+/* Data frames: fragment position, then the fragment bytes. */
+struct grim_frag_hdr {
+	__be16	offset;		/* byte offset of this fragment in the message */
+	__be16	reserved;
+};
+
+/*
+ * The message header: the seed's eight 32-bit words, carried at the start
+ * of a message's first fragment.
+ *
+ *  w0  GRIM ID (16) | NI token (8) | NI sequence (8)
+ *  w1  type (6) | payload correction (2) | multicast tree (8) | src endpoint (16)
+ *  w2  payload word length (16) | dst endpoint (16)
+ *  w3  logical channel (16) | active-message handler (16)
+ *  w4..w7  user arguments
+ */
+struct grim_msg_hdr {
+	__be32	w0;
+	__be32	w1;
+	__be32	w2;
+	__be32	w3;
+	__be32	arg[4];
+};
+
+/* Message types (w1 bits 31..26). */
+enum grim_msg_type {
+	GRIM_MT_AM	= 1,	/* active message / datagram */
+};
+
+struct grim_hello {
+	__be32	flags;
+	__be32	hello_ms;	/* the sender's hello interval */
+};
+
+#endif /* _UAPI_LINUX_GRIM_H */

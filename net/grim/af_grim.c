@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_GRIM: the GRIM socket family.  A SOCK_RDM socket is an endpoint: a
+ * port with its own logical channel.  Messages keep their boundaries and
+ * reach each receiving socket exactly once and in the order each sending
+ * socket sent them.  SO_SNDBUF bounds what a socket has in flight (a
+ * message is charged until the receiver's NI acknowledges it), SO_RCVBUF
+ * what it has queued; a full receiver makes the NI refuse and the sender
+ * wait, and nothing is dropped.
+ */
+#include <linux/errno.h>
+#include <linux/hash.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/random.h>
+#include <linux/rculist.h>
+#include <linux/skbuff.h>
+#include <linux/sockios.h>
+#include <linux/termios.h>
+#include <net/grim.h>
+#include <net/netns/generic.h>
+#include <net/sock.h>
+#include <uapi/linux/grim.h>
+
+#include "af_grim.h"
+
+#define GRIM_PORT_HASH_BITS	8
+#define GRIM_LINEAR_MAX		1024	/* longer messages go in pages */
+
+struct grim_sock {
+	struct sock sk;
+	struct grim_ep ep;		/* ep.port: 0 until bound */
+	struct hlist_node bind_node;	/* grim_ports.hash, RCU */
+	u32 peer_node;			/* connect() default destination */
+	u16 peer_port;
+};
+
+/* Per namespace: the bound ports.  lock protects the hash for writers. */
+struct grim_ports {
+	spinlock_t lock;
+	struct hlist_head hash[1 << GRIM_PORT_HASH_BITS];
+};
+
+static unsigned int grim_ports_id __read_mostly;
+
+static struct grim_sock *grim_sk(const struct sock *sk)
+{
+	return container_of(sk, struct grim_sock, sk);
+}
+
+static struct grim_ports *grim_ports(struct net *net)
+{
+	return net_generic(net, grim_ports_id);
+}
+
+static struct hlist_head *grim_port_bucket(struct grim_ports *gp, u16 port)
+{
+	return &gp->hash[hash_32(port, GRIM_PORT_HASH_BITS)];
+}
+
+static struct grim_sock *grim_port_lookup(struct grim_ports *gp, u16 port)
+{
+	struct grim_sock *gs;
+
+	hlist_for_each_entry_rcu(gs, grim_port_bucket(gp, port), bind_node) {
+		if (gs->ep.port == port)
+			return gs;
+	}
+	return NULL;
+}
+
+/* Bind @sk to @port, or to a free ephemeral port when @port is 0. */
+static int grim_port_bind(struct sock *sk, u16 port)
+{
+	struct grim_ports *gp = grim_ports(sock_net(sk));
+	struct grim_sock *gs = grim_sk(sk);
+	u32 span = 0x10000 - GRIM_PORT_EPHEMERAL, i;
+	int err = 0;
+
+	spin_lock_bh(&gp->lock);
+	if (gs->ep.port) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (!port) {
+		u32 start = get_random_u32_below(span);
+
+		err = -EADDRINUSE;
+		for (i = 0; i < span; i++) {
+			u16 p = GRIM_PORT_EPHEMERAL + (start + i) % span;
+
+			if (!grim_port_lookup(gp, p)) {
+				port = p;
+				err = 0;
+				break;
+			}
+		}
+		if (err)
+			goto out;
+	} else if (grim_port_lookup(gp, port)) {
+		err = -EADDRINUSE;
+		goto out;
+	}
+	gs->ep.port = port;
+	hlist_add_head_rcu(&gs->bind_node, grim_port_bucket(gp, port));
+out:
+	spin_unlock_bh(&gp->lock);
+	return err;
+}
+
+static void grim_port_unbind(struct sock *sk)
+{
+	struct grim_ports *gp = grim_ports(sock_net(sk));
+	struct grim_sock *gs = grim_sk(sk);
+
+	spin_lock_bh(&gp->lock);
+	if (gs->ep.port)
+		hlist_del_init_rcu(&gs->bind_node);
+	spin_unlock_bh(&gp->lock);
+}
+
+/* Upcalls from the NI (include/net/grim.h). */
+
+struct grim_ep *grim_ep_get(struct net *net, u16 port)
+{
+	struct grim_ep *ep = NULL;
+	struct grim_sock *gs;
+
+	rcu_read_lock();
+	gs = grim_port_lookup(grim_ports(net), port);
+	if (gs && refcount_inc_not_zero(&gs->sk.sk_refcnt))
+		ep = &gs->ep;
+	rcu_read_unlock();
+	return ep;
+}
+
+void grim_ep_put(struct grim_ep *ep)
+{
+	sock_put(&container_of(ep, struct grim_sock, ep)->sk);
+}
+
+bool grim_ep_has_room(struct grim_ep *ep, unsigned int len)
+{
+	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
+	int rmem = atomic_read(&sk->sk_rmem_alloc);
+
+	/* An empty queue takes any message, or a big one never would. */
+	return !rmem || rmem + len <= READ_ONCE(sk->sk_rcvbuf) ||
+	       sock_flag(sk, SOCK_DEAD);
+}
+
+void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb)
+{
+	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
+
+	if (sock_flag(sk, SOCK_DEAD)) {
+		kfree_skb(skb);
+		return;
+	}
+	skb_set_owner_r(skb, sk);
+	skb_queue_tail(&sk->sk_receive_queue, skb);
+	sk->sk_data_ready(sk);
+}
+
+void grim_ep_tx_failed(struct sk_buff *msg, int err)
+{
+	struct sock *sk = msg->sk;
+
+	if (sk && !sock_flag(sk, SOCK_DEAD)) {
+		WRITE_ONCE(sk->sk_err, -err);
+		sk_error_report(sk);
+	}
+	kfree_skb(msg);
+}
+
+/* Socket operations. */
+
+static int grim_check_addr(const struct sockaddr_grim *addr, int len)
+{
+	if (len < (int)sizeof(*addr))
+		return -EINVAL;
+	if (addr->sgrim_family != AF_GRIM)
+		return -EAFNOSUPPORT;
+	if (addr->sgrim_reserved[0] || addr->sgrim_reserved[1])
+		return -EINVAL;
+	return 0;
+}
+
+static int grim_bind(struct socket *sock, struct sockaddr *uaddr, int len)
+{
+	struct sockaddr_grim *addr = (struct sockaddr_grim *)uaddr;
+	struct sock *sk = sock->sk;
+	u32 local;
+	int err;
+
+	err = grim_check_addr(addr, len);
+	if (err)
+		return err;
+	local = grim_ni_local_node(sock_net(sk));
+	if (addr->sgrim_node && addr->sgrim_node != local)
+		return -EADDRNOTAVAIL;
+	if (addr->sgrim_port && addr->sgrim_port < GRIM_PORT_PRIVILEGED &&
+	    !ns_capable(sock_net(sk)->user_ns, CAP_NET_BIND_SERVICE))
+		return -EACCES;
+
+	lock_sock(sk);
+	err = grim_port_bind(sk, addr->sgrim_port);
+	release_sock(sk);
+	return err;
+}
+
+static int grim_connect(struct socket *sock, struct sockaddr *uaddr,
+			int len, int flags)
+{
+	struct sockaddr_grim *addr = (struct sockaddr_grim *)uaddr;
+	struct grim_sock *gs = grim_sk(sock->sk);
+	int err;
+
+	if (len >= (int)sizeof(sa_family_t) && uaddr->sa_family == AF_UNSPEC) {
+		lock_sock(&gs->sk);
+		gs->peer_port = 0;
+		gs->peer_node = 0;
+		release_sock(&gs->sk);
+		return 0;
+	}
+	err = grim_check_addr(addr, len);
+	if (err)
+		return err;
+	if (!addr->sgrim_port)
+		return -EINVAL;
+	lock_sock(&gs->sk);
+	gs->peer_node = addr->sgrim_node;
+	gs->peer_port = addr->sgrim_port;
+	release_sock(&gs->sk);
+	return 0;
+}
+
+static int grim_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
+{
+	struct sockaddr_grim *addr = (struct sockaddr_grim *)uaddr;
+	struct grim_sock *gs = grim_sk(sock->sk);
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sgrim_family = AF_GRIM;
+	if (peer) {
+		if (!gs->peer_port)
+			return -ENOTCONN;
+		addr->sgrim_node = gs->peer_node;
+		addr->sgrim_port = gs->peer_port;
+	} else {
+		addr->sgrim_node = grim_ni_local_node(sock_net(sock->sk));
+		addr->sgrim_port = gs->ep.port;
+	}
+	return sizeof(*addr);
+}
+
+static int grim_parse_cmsg(struct msghdr *msg, struct grim_am *am)
+{
+	struct cmsghdr *cmsg;
+
+	for_each_cmsghdr(cmsg, msg) {
+		if (!CMSG_OK(msg, cmsg))
+			return -EINVAL;
+		if (cmsg->cmsg_level != SOL_GRIM)
+			continue;
+		if (cmsg->cmsg_type != GRIM_AM ||
+		    cmsg->cmsg_len != CMSG_LEN(sizeof(*am)))
+			return -EINVAL;
+		memcpy(am, CMSG_DATA(cmsg), sizeof(*am));
+		if (am->reserved)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	DECLARE_SOCKADDR(struct sockaddr_grim *, addr, msg->msg_name);
+	struct sock *sk = sock->sk;
+	struct grim_sock *gs = grim_sk(sk);
+	struct grim_am am = {};
+	struct grim_msg_cb *cb;
+	size_t linear;
+	struct sk_buff *skb;
+	struct grim_ni *ni;
+	u32 node;
+	u16 port;
+	int err;
+
+	if (msg->msg_flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR |
+			       MSG_CMSG_COMPAT))
+		return -EOPNOTSUPP;
+	if (addr) {
+		err = grim_check_addr(addr, msg->msg_namelen);
+		if (err)
+			return err;
+		node = addr->sgrim_node;
+		port = addr->sgrim_port;
+	} else {
+		node = READ_ONCE(gs->peer_node);
+		port = READ_ONCE(gs->peer_port);
+		if (!port)
+			return -EDESTADDRREQ;
+	}
+	if (!port || node == GRIM_NODE_ANY)
+		return -EINVAL;
+	if (len > GRIM_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	err = grim_parse_cmsg(msg, &am);
+	if (err)
+		return err;
+
+	lock_sock(sk);
+	err = sock_error(sk);
+	if (!err && !gs->ep.port)
+		err = grim_port_bind(sk, 0);
+	release_sock(sk);
+	if (err)
+		return err;
+
+	if (!node)
+		node = grim_ni_local_node(sock_net(sk));
+	ni = grim_ni_route(sock_net(sk), node);
+	if (!ni)
+		return -EHOSTUNREACH;
+
+	linear = len <= GRIM_LINEAR_MAX ? len : 0;
+	skb = sock_alloc_send_pskb(sk, linear, len - linear,
+				   msg->msg_flags & MSG_DONTWAIT, &err,
+				   PAGE_ALLOC_COSTLY_ORDER);
+	if (!skb)
+		goto out;
+	skb_put(skb, linear);
+	skb->data_len = len - linear;
+	skb->len = len;
+	err = skb_copy_datagram_from_iter(skb, 0, &msg->msg_iter, len);
+	if (err) {
+		kfree_skb(skb);
+		goto out;
+	}
+	cb = GRIM_MSG_CB(skb);
+	cb->node = node;
+	cb->src_port = gs->ep.port;
+	cb->dst_port = port;
+	cb->handler = am.handler;
+	cb->flags = 0;
+	memcpy(cb->arg, am.arg, sizeof(cb->arg));
+	err = grim_ni_send(ni, skb);
+out:
+	grim_ni_put(ni);
+	return err ?: len;
+}
+
+static int grim_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
+			int flags)
+{
+	DECLARE_SOCKADDR(struct sockaddr_grim *, addr, msg->msg_name);
+	struct sock *sk = sock->sk;
+	const struct grim_msg_cb *cb;
+	struct sk_buff *skb;
+	size_t copied;
+	int err;
+
+	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC | MSG_CMSG_COMPAT))
+		return -EOPNOTSUPP;
+	skb = skb_recv_datagram(sk, flags, &err);
+	if (!skb)
+		return err;
+
+	copied = skb->len;
+	if (copied > size) {
+		copied = size;
+		msg->msg_flags |= MSG_TRUNC;
+	}
+	err = skb_copy_datagram_msg(skb, 0, msg, copied);
+	if (err)
+		goto out;
+
+	cb = GRIM_MSG_CB(skb);
+	if (addr) {
+		memset(addr, 0, sizeof(*addr));
+		addr->sgrim_family = AF_GRIM;
+		addr->sgrim_node = cb->node;
+		addr->sgrim_port = cb->src_port;
+		msg->msg_namelen = sizeof(*addr);
+	}
+	if (msg->msg_controllen) {
+		struct grim_am am = { .handler = cb->handler };
+
+		memcpy(am.arg, cb->arg, sizeof(am.arg));
+		err = put_cmsg(msg, SOL_GRIM, GRIM_AM, sizeof(am), &am);
+		if (err)
+			goto out;
+	}
+	err = (flags & MSG_TRUNC) ? skb->len : copied;
+out:
+	skb_free_datagram(sk, skb);
+	return err;
+}
+
+static int grim_getsockopt(struct socket *sock, int level, int optname,
+			   char __user *optval, int __user *optlen)
+{
+	u32 node;
+	int len;
+
+	if (level != SOL_GRIM)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (optname != GRIM_LOCAL_NODE)
+		return -ENOPROTOOPT;
+	if (len < (int)sizeof(node))
+		return -EINVAL;
+	node = grim_ni_local_node(sock_net(sock->sk));
+	if (put_user(sizeof(node), optlen) ||
+	    copy_to_user(optval, &node, sizeof(node)))
+		return -EFAULT;
+	return 0;
+}
+
+static int grim_setsockopt(struct socket *sock, int level, int optname,
+			   sockptr_t optval, unsigned int optlen)
+{
+	return level == SOL_GRIM ? -ENOPROTOOPT : -EOPNOTSUPP;
+}
+
+static int grim_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	struct sock *sk = sock->sk;
+	struct sk_buff *skb;
+	int amount;
+
+	switch (cmd) {
+	case SIOCOUTQ:
+		amount = sk_wmem_alloc_get(sk);
+		break;
+	case SIOCINQ:
+		spin_lock_bh(&sk->sk_receive_queue.lock);
+		skb = skb_peek(&sk->sk_receive_queue);
+		amount = skb ? skb->len : 0;
+		spin_unlock_bh(&sk->sk_receive_queue.lock);
+		break;
+	default:
+		return -ENOIOCTLCMD;
+	}
+	return put_user(amount, (int __user *)arg);
+}
+
+static void grim_sock_destruct(struct sock *sk)
+{
+	skb_queue_purge(&sk->sk_receive_queue);
+}
+
+static int grim_release(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	if (!sk)
+		return 0;
+	grim_port_unbind(sk);
+	lock_sock(sk);
+	sock_orphan(sk);
+	sock->sk = NULL;
+	release_sock(sk);
+	skb_queue_purge(&sk->sk_receive_queue);
+	/* Messages in flight keep sk (through sk_wmem_alloc) until ACKed. */
+	sock_put(sk);
+	return 0;
+}
+
+static const struct proto_ops grim_rdm_ops = {
+	.family		= PF_GRIM,
+	.owner		= THIS_MODULE,
+	.release	= grim_release,
+	.bind		= grim_bind,
+	.connect	= grim_connect,
+	.socketpair	= sock_no_socketpair,
+	.accept		= sock_no_accept,
+	.getname	= grim_getname,
+	.poll		= datagram_poll,
+	.ioctl		= grim_ioctl,
+	.listen		= sock_no_listen,
+	.shutdown	= sock_no_shutdown,
+	.setsockopt	= grim_setsockopt,
+	.getsockopt	= grim_getsockopt,
+	.sendmsg	= grim_sendmsg,
+	.recvmsg	= grim_recvmsg,
+	.mmap		= sock_no_mmap,
+	.sendpage	= sock_no_sendpage,
+};
+
+static struct proto grim_proto = {
+	.name		= "GRIM",
+	.owner		= THIS_MODULE,
+	.obj_size	= sizeof(struct grim_sock),
+};
+
+static int grim_create(struct net *net, struct socket *sock, int protocol,
+		       int kern)
+{
+	struct sock *sk;
+
+	if (sock->type != SOCK_RDM)
+		return -ESOCKTNOSUPPORT;
+	if (protocol)
+		return -EPROTONOSUPPORT;
+
+	sk = sk_alloc(net, PF_GRIM, GFP_KERNEL, &grim_proto, kern);
+	if (!sk)
+		return -ENOMEM;
+	sock->ops = &grim_rdm_ops;
+	sock->state = SS_UNCONNECTED;
+	sock_init_data(sock, sk);
+	sock_set_flag(sk, SOCK_RCU_FREE);
+	sk->sk_destruct = grim_sock_destruct;
+	INIT_HLIST_NODE(&grim_sk(sk)->bind_node);
+	return 0;
+}
+
+static const struct net_proto_family grim_family = {
+	.family	= PF_GRIM,
+	.create	= grim_create,
+	.owner	= THIS_MODULE,
+};
+
+static int __net_init grim_ports_init(struct net *net)
+{
+	struct grim_ports *gp = grim_ports(net);
+	int i;
+
+	spin_lock_init(&gp->lock);
+	for (i = 0; i < ARRAY_SIZE(gp->hash); i++)
+		INIT_HLIST_HEAD(&gp->hash[i]);
+	return 0;
+}
+
+static struct pernet_operations grim_ports_ops = {
+	.init = grim_ports_init,
+	.id = &grim_ports_id,
+	.size = sizeof(struct grim_ports),
+};
+
+int grim_af_init(void)
+{
+	int err;
+
+	err = proto_register(&grim_proto, 0);
+	if (err)
+		return err;
+	err = register_pernet_subsys(&grim_ports_ops);
+	if (err)
+		goto err_proto;
+	err = sock_register(&grim_family);
+	if (err) {
+		pr_err("AF_GRIM (%d) is taken by another family\n", AF_GRIM);
+		goto err_pernet;
+	}
+	return 0;
+
+err_pernet:
+	unregister_pernet_subsys(&grim_ports_ops);
+err_proto:
+	proto_unregister(&grim_proto);
+	return err;
+}
+
+void grim_af_exit(void)
+{
+	sock_unregister(PF_GRIM);
+	unregister_pernet_subsys(&grim_ports_ops);
+	proto_unregister(&grim_proto);
+}

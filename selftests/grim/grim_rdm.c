@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * grim_rdm: send and verify AF_GRIM SOCK_RDM traffic for the selftests.
+ *
+ *   grim_rdm send -d NODE -p PORT [-n COUNT] [-m MIN] [-M MAX] [-S SEED]
+ *                 [-b BINDPORT] [-R RETRY_S] [-E] [-D]
+ *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF]
+ *
+ * Every message carries (sequence, length, content hash, sender seed) in
+ * its active-message arguments and a payload generated from them.  The
+ * receiver checks, per sending socket, that sequences arrive exactly once
+ * and in order, and that length, hash and every payload byte match.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/grim.h>
+
+#define AM_HANDLER	0x6d
+#define MAX_SRC		256
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+static uint32_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return (uint32_t)(*s >> 11);
+}
+
+static void fill(uint8_t *buf, uint32_t len, uint32_t seed, uint32_t seq)
+{
+	uint64_t s = ((uint64_t)seed << 32 | seq) * 0x9e3779b97f4a7c15ull | 1;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = rng_next(&s) & 0xff;
+}
+
+static uint32_t fnv(const uint8_t *buf, uint32_t len)
+{
+	uint32_t h = 2166136261u, i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ buf[i]) * 16777619u;
+	return h;
+}
+
+static int open_sock(uint16_t port, int rcvbuf)
+{
+	struct sockaddr_grim a = { .sgrim_family = AF_GRIM, .sgrim_port = port };
+	int fd = socket(AF_GRIM, SOCK_RDM, 0);
+
+	if (fd < 0) {
+		perror("socket(AF_GRIM)");
+		exit(2);
+	}
+	if (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				 sizeof(rcvbuf))) {
+		perror("SO_RCVBUF");
+		exit(2);
+	}
+	if (port && bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("bind");
+		exit(2);
+	}
+	return fd;
+}
+
+static int do_send(int argc, char **argv)
+{
+	uint32_t node = 0, count = 1000, min = 0, max = 1024, seed = 1;
+	int retry_s = 10, until_err = 0, dontwait = 0, opt, fd;
+	uint16_t port = 0, bport = 0;
+	uint64_t t0, sent_bytes = 0;
+	uint8_t *buf;
+	uint32_t i;
+
+	while ((opt = getopt(argc, argv, "d:p:n:m:M:S:b:R:ED")) != -1) {
+		switch (opt) {
+		case 'd': node = strtoul(optarg, NULL, 0); break;
+		case 'p': port = strtoul(optarg, NULL, 0); break;
+		case 'n': count = strtoul(optarg, NULL, 0); break;
+		case 'm': min = strtoul(optarg, NULL, 0); break;
+		case 'M': max = strtoul(optarg, NULL, 0); break;
+		case 'S': seed = strtoul(optarg, NULL, 0); break;
+		case 'b': bport = strtoul(optarg, NULL, 0); break;
+		case 'R': retry_s = atoi(optarg); break;
+		case 'E': until_err = 1; break;
+		case 'D': dontwait = 1; break;
+		default: return 2;
+		}
+	}
+	if (!port || max < min || max > GRIM_MAX_PAYLOAD) {
+		fprintf(stderr, "send: bad arguments\n");
+		return 2;
+	}
+	buf = malloc(GRIM_MAX_PAYLOAD);
+	fd = open_sock(bport, 0);
+	srand(seed);
+	t0 = now_ms();
+	for (i = 0; until_err || i < count; i++) {
+		struct sockaddr_grim to = {
+			.sgrim_family = AF_GRIM, .sgrim_node = node,
+			.sgrim_port = port,
+		};
+		char cbuf[CMSG_SPACE(sizeof(struct grim_am))] = {};
+		struct iovec iov;
+		struct msghdr mh = {
+			.msg_name = &to, .msg_namelen = sizeof(to),
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+		};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		uint32_t len = min + (max > min ? (uint32_t)rand() % (max - min + 1) : 0);
+		struct grim_am am = { .handler = AM_HANDLER };
+		ssize_t n;
+
+		fill(buf, len, seed, i);
+		am.arg[0] = i;
+		am.arg[1] = len;
+		am.arg[2] = fnv(buf, len);
+		am.arg[3] = seed;
+		c->cmsg_level = SOL_GRIM;
+		c->cmsg_type = GRIM_AM;
+		c->cmsg_len = CMSG_LEN(sizeof(am));
+		memcpy(CMSG_DATA(c), &am, sizeof(am));
+		iov.iov_base = buf;
+		iov.iov_len = len;
+again:
+		n = sendmsg(fd, &mh, dontwait ? MSG_DONTWAIT : 0);
+		if (n < 0 && errno == EHOSTUNREACH && i == 0 &&
+		    now_ms() - t0 < (uint64_t)retry_s * 1000) {
+			usleep(50000);
+			goto again;
+		}
+		if (n < 0 && errno == EAGAIN && dontwait) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+			poll(&p, 1, 1000);
+			goto again;
+		}
+		if (n < 0) {
+			int e = errno;
+
+			printf("send: error after %u msgs, %llu ms: %s (errno %d)\n",
+			       i, (unsigned long long)(now_ms() - t0),
+			       strerror(e), e);
+			return until_err ? 3 : 1;
+		}
+		if ((uint32_t)n != len) {
+			printf("send: short send %zd of %u\n", n, len);
+			return 1;
+		}
+		sent_bytes += len;
+	}
+	printf("send: %u msgs, %llu bytes to %u:%u in %llu ms\n", count,
+	       (unsigned long long)sent_bytes, node, port,
+	       (unsigned long long)(now_ms() - t0));
+	close(fd);
+	return 0;
+}
+
+struct src {
+	uint32_t node, port, seed, next;
+};
+
+static int do_recv(int argc, char **argv)
+{
+	uint32_t total = 0, got = 0, errors = 0, nsrc = 0, i;
+	int timeout_s = 60, slow_us = 0, rcvbuf = 0, opt, fd;
+	static struct src srcs[MAX_SRC];
+	uint64_t bytes = 0, t0, deadline;
+	uint8_t *buf, *want;
+	uint16_t port = 0;
+
+	while ((opt = getopt(argc, argv, "p:n:t:s:r:")) != -1) {
+		switch (opt) {
+		case 'p': port = strtoul(optarg, NULL, 0); break;
+		case 'n': total = strtoul(optarg, NULL, 0); break;
+		case 't': timeout_s = atoi(optarg); break;
+		case 's': slow_us = atoi(optarg); break;
+		case 'r': rcvbuf = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (!port || !total) {
+		fprintf(stderr, "recv: -p and -n are required\n");
+		return 2;
+	}
+	buf = malloc(GRIM_MAX_PAYLOAD + 1);
+	want = malloc(GRIM_MAX_PAYLOAD);
+	fd = open_sock(port, rcvbuf);
+	printf("recv: listening on port %u\n", port);
+	fflush(stdout);
+	t0 = now_ms();
+	deadline = t0 + timeout_s * 1000ull;
+
+	while (got < total) {
+		char cbuf[CMSG_SPACE(sizeof(struct grim_am))];
+		struct sockaddr_grim from;
+		struct iovec iov = { buf, GRIM_MAX_PAYLOAD + 1 };
+		struct msghdr mh = {
+			.msg_name = &from, .msg_namelen = sizeof(from),
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+		};
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct grim_am *am = NULL;
+		struct cmsghdr *c;
+		struct src *s = NULL;
+		ssize_t n;
+		int left = (int)(deadline - now_ms());
+
+		if (left <= 0 || poll(&p, 1, left) <= 0) {
+			printf("recv: timeout after %u of %u msgs\n", got, total);
+			return 1;
+		}
+		n = recvmsg(fd, &mh, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN)
+				continue;
+			printf("recv: %s\n", strerror(errno));
+			return 1;
+		}
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_GRIM && c->cmsg_type == GRIM_AM)
+				am = (struct grim_am *)CMSG_DATA(c);
+		if (!am || am->handler != AM_HANDLER || mh.msg_flags & MSG_TRUNC) {
+			printf("recv: message without AM fields or truncated\n");
+			errors++;
+			continue;
+		}
+		for (i = 0; i < nsrc; i++)
+			if (srcs[i].node == from.sgrim_node &&
+			    srcs[i].port == from.sgrim_port)
+				s = &srcs[i];
+		if (!s) {
+			if (nsrc == MAX_SRC) {
+				printf("recv: too many sources\n");
+				return 1;
+			}
+			s = &srcs[nsrc++];
+			s->node = from.sgrim_node;
+			s->port = from.sgrim_port;
+			s->seed = am->arg[3];
+			s->next = 0;
+		}
+		if (am->arg[0] != s->next) {
+			printf("recv: %u:%u sent seq %u, expected %u (%s)\n",
+			       s->node, s->port, am->arg[0], s->next,
+			       am->arg[0] < s->next ? "duplicate or reordered" :
+						      "lost");
+			errors++;
+			if (errors > 10)
+				return 1;
+		}
+		s->next = am->arg[0] + 1;
+		fill(want, am->arg[1], am->arg[3], am->arg[0]);
+		if ((uint32_t)n != am->arg[1] || fnv(buf, n) != am->arg[2] ||
+		    memcmp(buf, want, n)) {
+			printf("recv: %u:%u seq %u: content mismatch (len %zd/%u)\n",
+			       s->node, s->port, am->arg[0], n, am->arg[1]);
+			errors++;
+			if (errors > 10)
+				return 1;
+		}
+		got++;
+		bytes += n;
+		if (slow_us)
+			usleep(slow_us);
+	}
+	printf("recv: %u msgs, %llu bytes from %u sources in %llu ms, %u errors\n",
+	       got, (unsigned long long)bytes, nsrc,
+	       (unsigned long long)(now_ms() - t0), errors);
+	for (i = 0; i < nsrc; i++)
+		printf("recv:   source %u:%u: %u msgs in order\n", srcs[i].node,
+		       srcs[i].port, srcs[i].next);
+	return errors ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: grim_rdm send|recv [options]\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "send"))
+		return do_send(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "recv"))
+		return do_recv(argc - 1, argv + 1);
+	fprintf(stderr, "unknown mode %s\n", argv[1]);
+	return 2;
+}
