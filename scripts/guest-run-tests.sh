@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the VM started by scripts/vm-run.sh.
+#
+#   guest-run-tests.sh OUTDIR KO TESTDIR TEST...      run selftests, TAP to OUTDIR/tap.txt
+#   guest-run-tests.sh OUTDIR KO --script FILE [ARG...]  run one script (the demo)
+#
+# KO is the grim.ko to insmod ("" for none).  OUTDIR is shared read-write
+# with the host; everything else of the host file system is read-only.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
+out=$1 ko=$2
+shift 2
+export GRIM_KO=$ko
+mkdir -p "$out"
+
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+# Keep the full kernel log, also if the guest dies half way.
+dmesg -w >"$out/dmesg.txt" 2>&1 &
+dmesg_pid=$!
+
+finish() {
+	sleep 1
+	kill "$dmesg_pid" 2>/dev/null
+	wait "$dmesg_pid" 2>/dev/null
+	dmesg >"$out/dmesg.txt"
+	echo "$1" >"$out/done"
+	sync
+}
+
+load_grim() {
+	[ -n "$ko" ] || return 0
+	[ -d /sys/module/grim ] && return 0
+	insmod "$ko"
+}
+
+if ! load_grim >"$out/insmod.log" 2>&1; then
+	echo "insmod $ko failed:"
+	sed 's/^/    /' "$out/insmod.log"
+	echo 1 >"$out/insmod.rc"
+fi
+
+if [ "${1:-}" = --script ]; then
+	shift
+	script=$1
+	shift
+	bash "$script" "$@" 2>&1 | tee "$out/script.log"
+	rc=${PIPESTATUS[0]}
+	finish "$rc"
+	exit 0
+fi
+
+testdir=$1
+shift
+cd "$testdir" || exit 1
+timeout=300
+if [ -r settings ]; then
+	t=$(sed -n 's/^timeout=\([0-9]\+\).*/\1/p' settings)
+	[ -n "$t" ] && timeout=$t
+fi
+
+tap=$out/tap.txt
+emit() { echo "$*" >>"$tap"; echo "$*"; }
+: >"$tap"
+emit "TAP version 13"
+emit "1..$#"
+n=0
+for t in "$@"; do
+	n=$((n + 1))
+	log=$out/${t%.sh}.log
+	emit "# selftests: grim: $t"
+	start=$(date +%s)
+	if [ -x "$t" ]; then
+		timeout -k 10 "$timeout" "./$t" >"$log" 2>&1 </dev/null
+	else
+		timeout -k 10 "$timeout" bash "./$t" >"$log" 2>&1 </dev/null
+	fi
+	rc=$?
+	secs=$(($(date +%s) - start))
+	sed 's/^/# /' "$log" >>"$tap"
+	case $rc in
+	0) emit "ok $n selftests: grim: $t # ${secs}s" ;;
+	4) emit "ok $n selftests: grim: $t # SKIP" ;;
+	124|137) emit "not ok $n selftests: grim: $t # TIMEOUT $timeout seconds" ;;
+	*) emit "not ok $n selftests: grim: $t # exit=$rc" ;;
+	esac
+	# A test may have unloaded the module; later tests expect it loaded.
+	load_grim >>"$out/insmod.log" 2>&1
+done
+
+finish 0
+exit 0

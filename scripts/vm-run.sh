@@ -1,0 +1,173 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the kernel matching KDIR in a virtme-ng VM and run the GRIM selftests
+# (or, with --script FILE, one script such as the demo) inside it.
+#
+#   scripts/vm-run.sh [TEST.sh...]          default: TEST_PROGS of selftests/grim
+#   scripts/vm-run.sh --script FILE [ARG...]
+#
+# Environment: KDIR, VMLINUZ (kernel image), GRIM_KO (module, default
+# ./grim.ko), GRIM_VM_KVM=auto|yes|no (default auto: probe once, cached),
+# GRIM_VM_MEM (2G), GRIM_VM_CPUS (2).
+#
+# Results go to .vm-out/ (shared read-write with the guest): tap.txt,
+# <test>.log, dmesg.txt.  The last line printed is "N passed, N failed";
+# the exit status is non-zero if anything failed.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export PATH="$PATH:$HOME/.local/bin:/usr/local/bin"
+
+KDIR=${KDIR:-$(scripts/kdir.sh)} || { echo "vm-run: no kernel build dir" >&2; exit 1; }
+KVER=$(KDIR=$KDIR scripts/kdir.sh --version)
+if [ -z "${VMLINUZ:-}" ]; then
+	if [ -f "$KDIR/arch/x86/boot/bzImage" ] && [ -f "$KDIR/vmlinux" ]; then
+		VMLINUZ=$KDIR/arch/x86/boot/bzImage
+	else
+		VMLINUZ=/boot/vmlinuz-$KVER
+	fi
+fi
+[ -r "$VMLINUZ" ] || { echo "vm-run: cannot read kernel image $VMLINUZ" >&2; exit 1; }
+GRIM_KO=${GRIM_KO:-$top/grim.ko}
+case "$GRIM_KO" in /*) ;; *) GRIM_KO=$top/$GRIM_KO ;; esac
+command -v vng >/dev/null || { echo "vm-run: vng not found (make deps)" >&2; exit 1; }
+
+out=$top/.vm-out
+rm -rf "$out"
+mkdir -p "$out" "$top/.cache"
+
+vng_base=(vng --run "$VMLINUZ" --disable-microvm
+	  --memory "${GRIM_VM_MEM:-2G}" --cpus "${GRIM_VM_CPUS:-2}"
+	  --rwdir="$out" --cwd "$top")
+
+# KVM: only if a quick boot proves it works with this kernel (cached).
+kvm_ok() {
+	local cache=$top/.cache/kvm-$KVER
+	case "${GRIM_VM_KVM:-auto}" in
+	yes|1) return 0 ;;
+	no|0) return 1 ;;
+	esac
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	if [ ! -f "$cache" ]; then
+		echo "vm-run: probing KVM (once)..."
+		if timeout -k 5 60 "${vng_base[@]}" --exec true </dev/null >/dev/null 2>&1; then
+			echo yes >"$cache"
+		else
+			echo no >"$cache"
+		fi
+	fi
+	[ "$(cat "$cache")" = yes ]
+}
+if kvm_ok; then
+	kvm=()
+	accel=KVM
+else
+	kvm=(--disable-kvm)
+	accel=TCG
+fi
+
+SPLAT_RE='Oops|BUG:|WARNING:|refcount_t|lockdep|possible circular locking|INFO: task .* blocked|general protection fault|Call Trace'
+guest=$top/scripts/guest-run-tests.sh
+
+# ---- demo / single script -----------------------------------------------------
+if [ "${1:-}" = --script ]; then
+	shift
+	script=$1
+	shift
+	case "$script" in /*) ;; *) script=$top/$script ;; esac
+	echo "vm-run: booting $KVER ($accel), running ${script#"$top"/}"
+	start=$(date +%s)
+	timeout -k 10 "${GRIM_VM_TIMEOUT:-900}" "${vng_base[@]}" "${kvm[@]}" \
+		--exec "$guest $out $GRIM_KO --script $script $*" </dev/null
+	vm_rc=$?
+	echo "vm-run: VM exited after $(($(date +%s) - start))s"
+	rc=1
+	[ -f "$out/done" ] && rc=$(cat "$out/done")
+	[ -f "$out/done" ] || echo "vm-run: the VM did not finish (exit $vm_rc)"
+	if bad=$(grep -E "$SPLAT_RE" "$out/dmesg.txt" 2>/dev/null); then
+		echo "vm-run: kernel log problems:"
+		echo "$bad" | sed 's/^/    /'
+		rc=1
+	fi
+	if [ "$rc" = 0 ]; then echo "demo: ok"; else echo "demo: FAILED"; fi
+	[ "$rc" = 0 ]
+	exit
+fi
+
+# ---- selftests ----------------------------------------------------------------
+testdir=$top/selftests/grim
+if [ $# -gt 0 ]; then
+	tests=("$@")
+else
+	read -r -a tests <<<"$(make -s -C "$testdir" list-tests)"
+fi
+for t in "${tests[@]}"; do
+	[ -f "$testdir/$t" ] || { echo "vm-run: no such test: $t"; echo "0 passed, 1 failed"; exit 1; }
+done
+per_test=$(sed -n 's/^timeout=\([0-9]\+\).*/\1/p' "$testdir/settings" 2>/dev/null)
+per_test=${per_test:-300}
+total=$((180 + (per_test + 15) * ${#tests[@]}))
+[ $total -gt 1680 ] && total=1680
+[ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
+
+echo "vm-run: booting $KVER ($accel), running ${#tests[@]} test(s): ${tests[*]}"
+start=$(date +%s)
+timeout -k 10 "${GRIM_VM_TIMEOUT:-$total}" "${vng_base[@]}" "${kvm[@]}" \
+	--exec "$guest $out $GRIM_KO $testdir ${tests[*]}" </dev/null 2>&1 |
+	sed -u 's/\r$//; s/^/  | /'
+vm_rc=${PIPESTATUS[0]}
+wall=$(($(date +%s) - start))
+echo "vm-run: VM exited after ${wall}s"
+
+pass=0 fail=0 skipped=0
+echo
+echo "Results:"
+if [ ! -f "$out/done" ]; then
+	echo "not ok vm  (the VM did not come up or did not finish; vng exit $vm_rc)"
+	fail=$((fail + 1))
+fi
+if [ -f "$out/insmod.rc" ]; then
+	echo "not ok module-load  (insmod $GRIM_KO)"
+	sed 's/^/    /' "$out/insmod.log"
+	fail=$((fail + 1))
+fi
+for t in "${tests[@]}"; do
+	line=$(grep -E "^(not )?ok [0-9]+ selftests: grim: $t( |$)" "$out/tap.txt" 2>/dev/null | head -n 1)
+	log=$out/${t%.sh}.log
+	case "$line" in
+	ok*SKIP*)
+		echo "ok $t # SKIP $(grep -m1 '^SKIP' "$log" 2>/dev/null)"
+		pass=$((pass + 1)); skipped=$((skipped + 1)) ;;
+	ok*)
+		echo "ok $t${line##*"$t"}"
+		pass=$((pass + 1)) ;;
+	*)
+		if [ -n "$line" ]; then
+			echo "not ok $t${line##*"$t"}"
+		else
+			echo "not ok $t # did not run"
+		fi
+		if [ -s "$log" ]; then
+			echo "    --- last lines of .vm-out/${t%.sh}.log:"
+			tail -n 40 "$log" | sed 's/^/    | /'
+		fi
+		fail=$((fail + 1)) ;;
+	esac
+done
+
+if [ ! -s "$out/dmesg.txt" ]; then
+	echo "not ok kernel-log  (no dmesg captured)"
+	fail=$((fail + 1))
+elif bad=$(grep -E "$SPLAT_RE" "$out/dmesg.txt"); then
+	echo "not ok kernel-log  (see .vm-out/dmesg.txt):"
+	echo "$bad" | head -n 60 | sed 's/^/    | /'
+	fail=$((fail + 1))
+else
+	echo "ok kernel-log"
+fi
+
+[ $skipped -gt 0 ] && echo "($skipped skipped)"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

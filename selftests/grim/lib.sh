@@ -1,0 +1,189 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers for the GRIM selftests (in the style of WireGuard's netns.sh).
+# Source it from a test:   source "$(dirname "$0")/lib.sh"
+#
+# "Hosts" are network namespaces.  setup_hosts N creates N of them, each with
+# an eth0 that is one end of a veth pair; the other ends are enslaved to a
+# bridge br0 in a "switch" namespace.  Everything created through these
+# helpers is removed by the EXIT trap.
+#
+# Exit codes follow kselftest: 0 pass, 1 fail, 4 skip.
+
+ksft_pass=0
+ksft_fail=1
+ksft_skip=4
+
+TEST_NAME=${TEST_NAME:-$(basename "$0" .sh)}
+# Unique per test run, short enough for interface-name limits elsewhere.
+PFX=${PFX:-g$$}
+SWITCH_NS=$PFX-sw
+NUM_HOSTS=0
+_NETNS=()
+_PIDS=()
+_CLEANUPS=()
+
+# ---- output -----------------------------------------------------------------
+
+if [ -t 1 ]; then
+	_c_on=$'\e[1;32m' _c_err=$'\e[1;31m' _c_off=$'\e[0m'
+else
+	_c_on='' _c_err='' _c_off=''
+fi
+
+# pretty [NS] MESSAGE: a step heading.
+pretty() {
+	local where=${1:+[$1] }
+	echo "${_c_on}[+] ${where}${2}${_c_off}"
+}
+log() { echo "    $*"; }
+# pp CMD...: print a command, then run it.
+pp() { echo "    \$ $*"; "$@"; }
+
+fail() {
+	echo "${_c_err}FAIL: $TEST_NAME: $*${_c_off}" >&2
+	exit $ksft_fail
+}
+skip() {
+	echo "SKIP: $TEST_NAME: $*"
+	exit $ksft_skip
+}
+
+# ---- assertions ---------------------------------------------------------------
+
+# check_ok CMD...: CMD must succeed.
+check_ok() {
+	local out
+	if ! out=$("$@" 2>&1); then
+		echo "$out" >&2
+		fail "expected success: $*"
+	fi
+	[ -z "$out" ] || echo "$out"
+}
+# check_fail CMD...: CMD must fail.
+check_fail() {
+	local out
+	if out=$("$@" 2>&1); then
+		echo "$out" >&2
+		fail "expected failure: $*"
+	fi
+	log "failed as expected: $* (${out//$'\n'/ })"
+}
+# check_eq GOT EXPECTED WHAT
+check_eq() {
+	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
+}
+# check_match TEXT REGEX WHAT
+check_match() {
+	[[ $1 =~ $2 ]] || { echo "$1" >&2; fail "$3: no match for /$2/"; }
+}
+# check_nomatch TEXT REGEX WHAT
+check_nomatch() {
+	[[ ! $1 =~ $2 ]] || { echo "$1" >&2; fail "$3: unexpected match for /$2/"; }
+}
+
+# ---- kernel log ---------------------------------------------------------------
+
+SPLAT_RE='Oops|BUG:|WARNING:|refcount_t|lockdep|possible circular locking|INFO: task .* blocked|general protection fault|Call Trace'
+_dmesg_mark=0
+
+dmesg_mark() { _dmesg_mark=$(dmesg | wc -l); }
+# check_dmesg: no kernel splat since the last dmesg_mark (or since boot).
+check_dmesg() {
+	local bad
+	bad=$(dmesg | tail -n +$((_dmesg_mark + 1)) | grep -E "$SPLAT_RE")
+	[ -z "$bad" ] || { echo "$bad" >&2; fail "kernel log shows a splat"; }
+}
+
+# ---- requirements -------------------------------------------------------------
+
+require_root() { [ "$(id -u)" -eq 0 ] || skip "must run as root"; }
+require_cmd() {
+	local c
+	for c; do command -v "$c" >/dev/null || skip "$c not found"; done
+}
+require_mod() {
+	local m
+	for m; do modprobe -q "$m" 2>/dev/null || [ -d "/sys/module/$m" ] ||
+		skip "module $m not available"; done
+}
+# require_grim: the grim module is loaded (insmod $GRIM_KO if not).
+require_grim() {
+	[ -d /sys/module/grim ] && return 0
+	if [ -n "${GRIM_KO:-}" ]; then
+		insmod "$GRIM_KO" || fail "insmod $GRIM_KO failed"
+	else
+		modprobe grim || fail "grim module not loaded and GRIM_KO not set"
+	fi
+}
+grim_loaded() { [ -d /sys/module/grim ]; }
+
+# ---- namespaces and hosts -----------------------------------------------------
+
+# ns_add NAME: create a netns removed at exit, with lo up.
+ns_add() {
+	ip netns add "$1" || fail "ip netns add $1"
+	_NETNS+=("$1")
+	ip -n "$1" link set lo up
+}
+ns_del() {
+	local i
+	ip netns del "$1" 2>/dev/null
+	for i in "${!_NETNS[@]}"; do
+		[ "${_NETNS[$i]}" = "$1" ] && unset '_NETNS[i]'
+	done
+	return 0
+}
+# host N: namespace name of host N (1-based).
+host() { echo "$PFX-h$1"; }
+# nsx N CMD...: run CMD in host N.
+nsx() { local n=$1; shift; ip netns exec "$(host "$n")" "$@"; }
+# host_mac N: the deterministic MAC of host N's eth0.
+host_mac() { printf '02:00:00:00:%02x:%02x\n' $(($1 >> 8)) $(($1 & 255)); }
+
+# setup_hosts N: hosts 1..N, eth0 each, all on bridge br0 in $SWITCH_NS.
+setup_hosts() {
+	local n=$1 i h
+	require_mod veth bridge
+	ns_add "$SWITCH_NS"
+	ip -n "$SWITCH_NS" link add name br0 type bridge || fail "bridge"
+	ip -n "$SWITCH_NS" link set br0 up
+	for ((i = 1; i <= n; i++)); do
+		h=$(host "$i")
+		ns_add "$h"
+		ip -n "$SWITCH_NS" link add name "p$i" type veth peer name eth0 netns "$h" ||
+			fail "veth for host $i"
+		ip -n "$SWITCH_NS" link set "p$i" master br0 up
+		ip -n "$h" link set eth0 address "$(host_mac "$i")" up
+	done
+	NUM_HOSTS=$n
+}
+
+# grim_add NS LOWER NAME [ARGS...]:
+#   ip -n NS link add link LOWER name NAME ARGS type grim
+# (ARGS are generic ip-link options such as "address 00:00:00:07")
+grim_add() {
+	local ns=$1 lower=$2 name=$3
+	shift 3
+	ip -n "$ns" link add link "$lower" name "$name" "$@" type grim
+}
+# grim_node NS DEV: the node id of DEV as shown in its address.
+grim_node() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
+
+# at_exit CMD: run CMD (a string) at cleanup, before namespaces go.
+at_exit() { _CLEANUPS+=("$1"); }
+# bg CMD...: start CMD in the background, killed at cleanup.
+bg() { "$@" & _PIDS+=($!); }
+
+cleanup() {
+	local rc=$? c p ns
+	set +e
+	for c in "${_CLEANUPS[@]}"; do eval "$c"; done
+	for p in "${_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for ns in "${_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
