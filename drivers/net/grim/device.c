@@ -13,6 +13,7 @@
 #include <asm/unaligned.h>
 
 #include "grim.h"
+#include "../../../net/grim/netlink.h"
 
 LIST_HEAD(grim_all_nis);	/* every NI, for lower-device events; RTNL */
 
@@ -306,6 +307,7 @@ static int grim_newlink(struct net *src_net, struct net_device *dev,
 	list_add_rcu(&ni->list, &grim_pernet(dev_net(dev))->nis);
 	list_add(&ni->all, &grim_all_nis);
 	netif_stacked_transfer_operstate(lower, dev);
+	grim_nl_link_event(ni, true);
 	return 0;
 }
 
@@ -313,6 +315,7 @@ static void grim_dellink(struct net_device *dev, struct list_head *head)
 {
 	struct grim_ni *ni = netdev_priv(dev);
 
+	grim_nl_link_event(ni, false);
 	list_del_rcu(&ni->list);
 	list_del(&ni->all);
 	netdev_upper_dev_unlink(ni->lower, dev);

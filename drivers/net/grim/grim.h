@@ -31,6 +31,7 @@
 #define GRIM_MIN_LOWER_MTU	256
 #define GRIM_ACK_EVERY		8	/* frames between ACKs inside a message */
 #define GRIM_DUPACK_THRESH	3
+#define GRIM_MAX_OOO		64	/* frames held past a gap, per stream */
 
 #define GRIM_DEF_HELLO_MS	1000
 #define GRIM_DEF_DEAD_MS	4000
@@ -121,10 +122,14 @@ struct grim_txs {
 	u32 snd_una;		/* oldest unacknowledged frame */
 	u32 snd_nxt;		/* next frame to (re)transmit */
 	u32 next_sent;		/* one past the highest frame ever sent */
+	u32 recover;		/* no dup-ACK rollback before this is acked */
 	struct sk_buff_head frames;	/* unacked frames in sequence order */
 	struct sk_buff *send_head;	/* frame numbered snd_nxt, or NULL */
 	struct timer_list timer;	/* retransmission or NACK hold */
 	unsigned long rto;		/* jiffies, backs off on timeouts */
+	unsigned long rto_base;		/* rto from the RTT estimate */
+	unsigned long srtt8;		/* smoothed RTT, jiffies << 3 */
+	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
 	unsigned long backoff;		/* jiffies, backs off on NACKs */
 	u8 dupacks;
 	bool held;		/* rolled back by a NACK, waiting to resume */
@@ -141,6 +146,7 @@ struct grim_rxs {
 	bool discard;		/* message for no endpoint: consume quietly */
 	u8 unacked;		/* frames accepted since the last ACK */
 	struct grim_ep *ep;	/* endpoint of the message in reassembly */
+	struct sk_buff_head ooo;	/* frames past a gap, by sequence */
 	struct sk_buff *reasm;	/* message in reassembly (payload) */
 	struct sk_buff *reasm_tail;
 	u32 reasm_want;		/* its payload length */
@@ -159,6 +165,7 @@ struct grim_peer {
 	u8 mac[ETH_ALEN];
 	enum grim_peer_state state;
 	bool dead;
+	bool configured;	/* static: added by the administrator */
 	u32 lgen;		/* our session generation toward this peer */
 	u32 rgen;		/* the peer's generation, 0 if unknown */
 	unsigned long last_rx;	/* jiffies of the last valid frame */
@@ -197,8 +204,10 @@ struct grim_ni {
  */
 struct grim_frame_cb {
 	struct sk_buff *msg;
+	unsigned long sent;	/* jiffies of the first transmission */
 	u32 seq;
 	bool stamped;
+	bool retx;		/* sent more than once: no RTT sample */
 };
 
 #define GRIM_FRAME_CB(skb) ((struct grim_frame_cb *)(skb)->cb)
@@ -263,6 +272,9 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 			     const struct grim_link_hdr *lh);
 void grim_hello_timer(struct timer_list *t);
+struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node);
+void grim_peer_flush(struct grim_peer *peer, int err);
+void grim_peer_free(struct grim_peer *peer);
 
 /* tx.c */
 void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
@@ -278,5 +290,10 @@ void grim_peer_push_all(struct grim_peer *peer);
 void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		  struct sk_buff *skb);
 void grim_rxs_reset(struct grim_rxs *rxs);
+
+/* peer_cfg.c */
+int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
+			 struct netlink_ext_ack *extack);
+int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack);
 
 #endif /* _DRIVERS_NET_GRIM_H */

@@ -12,6 +12,7 @@
 
 #include "grim.h"
 #include "../../../net/grim/af_grim.h"
+#include "../../../net/grim/netlink.h"
 
 static unsigned int grim_net_id __read_mostly;
 
@@ -87,9 +88,12 @@ static int __init grim_init(void)
 	err = register_pernet_subsys(&grim_net_ops);
 	if (err)
 		return err;
-	err = grim_device_init();
+	err = grim_nl_init();
 	if (err)
 		goto err_pernet;
+	err = grim_device_init();
+	if (err)
+		goto err_nl;
 	err = grim_af_init();
 	if (err)
 		goto err_device;
@@ -99,6 +103,8 @@ static int __init grim_init(void)
 
 err_device:
 	grim_device_exit();
+err_nl:
+	grim_nl_exit();
 err_pernet:
 	unregister_pernet_subsys(&grim_net_ops);
 	return err;
@@ -108,6 +114,7 @@ static void __exit grim_exit(void)
 {
 	grim_af_exit();
 	grim_device_exit();
+	grim_nl_exit();
 	unregister_pernet_subsys(&grim_net_ops);
 }
 

@@ -68,7 +68,7 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	return peer;
 }
 
-static struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node)
+struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node)
 {
 	struct grim_peer *peer;
 
@@ -98,7 +98,7 @@ out:
  * acknowledged.  Streams stay allocated (their timers may be running);
  * they restart at sequence 0 in the next session.  Peer lock held.
  */
-static void grim_peer_flush(struct grim_peer *peer, int err)
+void grim_peer_flush(struct grim_peer *peer, int err)
 {
 	struct grim_txs *txs;
 	struct grim_rxs *rxs;
@@ -322,7 +322,7 @@ int grim_ni_start(struct grim_ni *ni)
 	return 0;
 }
 
-static void grim_peer_free(struct grim_peer *peer)
+void grim_peer_free(struct grim_peer *peer)
 {
 	struct hlist_node *tmp;
 	struct grim_txs *txs;

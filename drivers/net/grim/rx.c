@@ -6,6 +6,9 @@
  * is a duplicate (re-ACKed, so lost ACKs heal) or out of order (dropped,
  * answered with a duplicate ACK so the sender retransmits early).
  *
+ * Frames ahead of a gap wait in a small per-stream queue until the gap
+ * is filled, so that go-back-N costs little more than the lost frame.
+ *
  * When the first frame of a message arrives, the destination endpoint
  * must have room for the whole message; if it has not, the frame is
  * NACKed and the stream refuses everything until that frame comes back.
@@ -17,6 +20,8 @@
 #include <linux/slab.h>
 
 #include "grim.h"
+
+#define GRIM_RX_SEQ(skb) (*(u32 *)(skb)->cb)
 
 static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 				     u16 dst_chan)
@@ -36,6 +41,7 @@ static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 		return NULL;
 	rxs->src_chan = src_chan;
 	rxs->dst_chan = dst_chan;
+	__skb_queue_head_init(&rxs->ooo);
 	hlist_add_head(&rxs->link, &peer->rxs[key]);
 	peer->nrx++;
 	return rxs;
@@ -57,6 +63,7 @@ static void grim_rxs_abort(struct grim_rxs *rxs)
 void grim_rxs_reset(struct grim_rxs *rxs)
 {
 	grim_rxs_abort(rxs);
+	__skb_queue_purge(&rxs->ooo);
 	rxs->rcv_nxt = 0;
 	rxs->refused = false;
 	rxs->unacked = 0;
@@ -196,46 +203,21 @@ static void grim_rx_append(struct grim_rxs *rxs, struct sk_buff *skb)
 	rxs->reasm_got += skb->len;
 }
 
-/* A DATA frame whose session checked out.  Peer lock held; consumes skb. */
-void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
-		  struct sk_buff *skb)
+/*
+ * Take the in-sequence frame @skb (consumed).  Returns true when the
+ * stream advanced; *ack is set when the frame ended a message.
+ */
+static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
+			     struct grim_rxs *rxs, struct sk_buff *skb,
+			     bool *ack)
 {
-	const struct grim_link_hdr *lh;
-	const struct grim_frag_hdr *fh;
-	const struct grim_ctl_msg *cm;
-	bool first, last;
-	struct grim_rxs *rxs;
-	u32 seq, plen;
+	const struct grim_link_hdr *lh = (const struct grim_link_hdr *)skb->data;
+	const struct grim_ctl_msg *cm = (const struct grim_ctl_msg *)(lh + 1);
+	const struct grim_frag_hdr *fh = (const struct grim_frag_hdr *)(cm + 1);
+	bool first = lh->flags & GRIM_FF_FIRST;
+	bool last = lh->flags & GRIM_FF_LAST;
+	u32 seq = ntohl(cm->seq), plen;
 	int stat;
-
-	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
-		stat = GRIM_STAT_DROP_SHORT;
-		goto drop;
-	}
-	lh = (const struct grim_link_hdr *)skb->data;
-	cm = (const struct grim_ctl_msg *)(lh + 1);
-	fh = (const struct grim_frag_hdr *)(cm + 1);
-	first = lh->flags & GRIM_FF_FIRST;
-	last = lh->flags & GRIM_FF_LAST;
-	seq = ntohl(cm->seq);
-
-	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
-	if (!rxs) {
-		stat = GRIM_STAT_DROP_LIMIT;
-		goto drop;
-	}
-	if (seq != rxs->rcv_nxt) {
-		if (grim_seq_before(seq, rxs->rcv_nxt)) {
-			stat = GRIM_STAT_DUP_FRAMES;
-		} else if (rxs->refused) {
-			stat = GRIM_STAT_DROP_REFUSED;
-			goto drop;
-		} else {
-			stat = GRIM_STAT_OOO_FRAMES;
-		}
-		grim_send_ctl(ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt);
-		goto drop;
-	}
 
 	if (first) {
 		stat = grim_rx_first(ni, peer, rxs, skb, seq, last);
@@ -268,13 +250,105 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 			rxs->discard = false;
 		}
 	}
-
 	rxs->rcv_nxt++;
-	if (last || ++rxs->unacked >= GRIM_ACK_EVERY)
-		grim_send_ctl(ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt);
-	return;
+	rxs->unacked++;
+	*ack |= last;
+	return true;
 
 drop:
 	grim_count(ni, peer, stat);
 	kfree_skb(skb);
+	if (rxs->refused)
+		__skb_queue_purge(&rxs->ooo);
+	return false;
+}
+
+/*
+ * Keep a frame that arrived ahead of a gap, so that the retransmission
+ * of the missing one lets the stream jump forward.  Sorted by sequence.
+ */
+static void grim_rx_hold(struct grim_ni *ni, struct grim_peer *peer,
+			 struct grim_rxs *rxs, struct sk_buff *skb, u32 seq)
+{
+	struct sk_buff *pos;
+
+	grim_count(ni, peer, GRIM_STAT_OOO_FRAMES);
+	if (grim_seq_after(seq, rxs->rcv_nxt + GRIM_MAX_OOO))
+		goto drop;
+	skb_queue_reverse_walk(&rxs->ooo, pos) {
+		u32 p = GRIM_RX_SEQ(pos);
+
+		if (p == seq)
+			goto drop;
+		if (grim_seq_before(p, seq)) {
+			GRIM_RX_SEQ(skb) = seq;
+			__skb_queue_after(&rxs->ooo, pos, skb);
+			return;
+		}
+	}
+	GRIM_RX_SEQ(skb) = seq;
+	__skb_queue_head(&rxs->ooo, skb);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+/* A DATA frame whose session checked out.  Peer lock held; consumes skb. */
+void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
+		  struct sk_buff *skb)
+{
+	const struct grim_ctl_msg *cm;
+	struct grim_rxs *rxs;
+	bool ack = false;
+	u32 seq;
+
+	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
+		grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
+		kfree_skb(skb);
+		return;
+	}
+	cm = (const struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN);
+	seq = ntohl(cm->seq);
+
+	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
+	if (!rxs) {
+		grim_count(ni, peer, GRIM_STAT_DROP_LIMIT);
+		kfree_skb(skb);
+		return;
+	}
+	if (seq != rxs->rcv_nxt) {
+		if (grim_seq_before(seq, rxs->rcv_nxt)) {
+			grim_count(ni, peer, GRIM_STAT_DUP_FRAMES);
+			kfree_skb(skb);
+		} else if (rxs->refused) {
+			grim_count(ni, peer, GRIM_STAT_DROP_REFUSED);
+			kfree_skb(skb);
+			return;
+		} else {
+			grim_rx_hold(ni, peer, rxs, skb, seq);
+		}
+		/* Tell the sender where we are: heals lost ACKs, and
+		 * duplicate ACKs point it at the gap.
+		 */
+		grim_send_ctl(ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt);
+		return;
+	}
+
+	if (!grim_rx_in_order(ni, peer, rxs, skb, &ack))
+		return;
+	while ((skb = skb_peek(&rxs->ooo))) {
+		seq = GRIM_RX_SEQ(skb);
+		if (grim_seq_after(seq, rxs->rcv_nxt))
+			break;
+		__skb_unlink(skb, &rxs->ooo);
+		if (seq != rxs->rcv_nxt) {
+			kfree_skb(skb);
+			continue;
+		}
+		ack = true;
+		if (!grim_rx_in_order(ni, peer, rxs, skb, &ack))
+			break;
+	}
+	if (ack || rxs->unacked >= GRIM_ACK_EVERY)
+		grim_send_ctl(ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt);
 }

@@ -42,7 +42,8 @@ void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 	txs->dst_chan = dst_chan;
 	skb_queue_head_init(&txs->frames);
 	timer_setup(&txs->timer, grim_txs_timer, 0);
-	txs->rto = msecs_to_jiffies(peer->ni->rto_ms) ?: 1;
+	txs->rto_base = msecs_to_jiffies(peer->ni->rto_ms) ?: 1;
+	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 }
 
@@ -67,19 +68,49 @@ static struct grim_txs *grim_txs_get(struct grim_peer *peer, u16 src_chan,
 	return txs;
 }
 
+/*
+ * Feed the RTT estimator (Jacobson/Karels, in jiffies) and derive the
+ * retransmission timeout, never below the link's configured rto_ms.
+ */
+static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
+{
+	unsigned long floor = msecs_to_jiffies(txs->peer->ni->rto_ms) ?: 1;
+	long err;
+
+	m = max(m, 1UL);
+	if (!txs->srtt8) {
+		txs->srtt8 = m << 3;
+		txs->rttvar4 = m << 1;
+	} else {
+		err = (long)m - (long)(txs->srtt8 >> 3);
+		txs->srtt8 += err;
+		txs->rttvar4 += abs(err) - (txs->rttvar4 >> 2);
+	}
+	txs->rto_base = clamp((txs->srtt8 >> 3) + txs->rttvar4, floor,
+			      msecs_to_jiffies(GRIM_MAX_RTO_MS));
+}
+
 /* Free acknowledged frames; complete their messages.  Peer lock held. */
 static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 {
-	struct sk_buff *skb;
+	struct sk_buff *skb, *newest = NULL;
 
 	while ((skb = skb_peek(&txs->frames)) &&
 	       grim_seq_before(GRIM_FRAME_CB(skb)->seq, seq)) {
+		if (newest)
+			consume_skb(newest);
+		newest = skb;
 		__skb_unlink(skb, &txs->frames);
 		if (skb == txs->send_head)
 			txs->send_head = skb_peek(&txs->frames);
 		if (GRIM_FRAME_CB(skb)->msg)
 			consume_skb(GRIM_FRAME_CB(skb)->msg);
-		kfree_skb(skb);
+	}
+	if (newest) {
+		if (!GRIM_FRAME_CB(newest)->retx)
+			grim_txs_rtt_sample(txs, jiffies -
+					    GRIM_FRAME_CB(newest)->sent);
+		consume_skb(newest);
 	}
 	txs->snd_una = seq;
 	if (grim_seq_before(txs->snd_nxt, seq))
@@ -104,9 +135,10 @@ void grim_txs_fail(struct grim_txs *txs, int err)
 	txs->snd_una = 0;
 	txs->snd_nxt = 0;
 	txs->next_sent = 0;
+	txs->recover = 0;
 	txs->dupacks = 0;
 	txs->held = false;
-	txs->rto = msecs_to_jiffies(ni->rto_ms) ?: 1;
+	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 }
 
@@ -121,10 +153,16 @@ static struct sk_buff *grim_txs_frame_at(struct grim_txs *txs, u32 seq)
 	return NULL;
 }
 
+/*
+ * Go back to @seq.  Frames already sent past it will draw duplicate ACKs
+ * when they arrive; @recover marks them so they cannot trigger another
+ * rollback before the stream has moved past them.
+ */
 static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 {
 	txs->send_head = grim_txs_frame_at(txs, seq);
 	txs->snd_nxt = seq;
+	txs->recover = txs->next_sent;
 	txs->dupacks = 0;
 }
 
@@ -159,10 +197,13 @@ void grim_txs_push(struct grim_txs *txs)
 		clone = skb_clone(skb, GFP_ATOMIC);
 		if (!clone)
 			break;	/* the retransmission timer tries again */
-		if (grim_seq_before(txs->snd_nxt, txs->next_sent))
+		if (grim_seq_before(txs->snd_nxt, txs->next_sent)) {
 			grim_count(ni, peer, GRIM_STAT_RETRANS_FRAMES);
-		else
+			GRIM_FRAME_CB(skb)->retx = true;
+		} else {
 			txs->next_sent = txs->snd_nxt + 1;
+			GRIM_FRAME_CB(skb)->sent = jiffies;
+		}
 		grim_count(ni, peer, GRIM_STAT_TX_FRAMES);
 		txs->snd_nxt++;
 		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
@@ -217,15 +258,16 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	/* Their source channel is our destination channel. */
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
-	if (!txs || grim_seq_before(seq, txs->snd_una) ||
-	    grim_seq_after(seq, txs->next_seq)) {
+	if (!txs || grim_seq_after(seq, txs->next_sent)) {
 		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
+	if (grim_seq_before(seq, txs->snd_una))
+		return;		/* an old ACK overtaken by a newer one */
 
 	if (lh->type == GRIM_FT_NACK) {
 		grim_count(ni, peer, GRIM_STAT_RX_NACKS);
-		if (seq == txs->next_seq)	/* nothing there to refuse */
+		if (seq == txs->next_sent)	/* nothing there to refuse */
 			return;
 		grim_txs_ack_to(txs, seq);
 		grim_txs_rollback(txs, seq);
@@ -240,6 +282,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	if (seq == txs->snd_una) {
 		/* No progress: a frame after snd_una went missing. */
 		if (txs->snd_nxt != txs->snd_una && !txs->held &&
+		    !grim_seq_before(seq, txs->recover) &&
 		    ++txs->dupacks == GRIM_DUPACK_THRESH) {
 			grim_count(ni, peer, GRIM_STAT_FAST_RETRANS);
 			grim_txs_rollback(txs, seq);
@@ -249,7 +292,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
-	txs->rto = msecs_to_jiffies(ni->rto_ms) ?: 1;
+	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	if (txs->snd_una == txs->snd_nxt && !txs->send_head)
 		del_timer(&txs->timer);

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GRIM NI: peers configured by the administrator (the netlink family's
+ * peer add and del).  A static peer is known by node id and MAC without
+ * waiting for its hello; the hello timer probes it like a discovered one.
+ * Peers live while the NI runs; stopping the NI forgets them all.
+ */
+#include <linux/etherdevice.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "grim.h"
+
+/* Add a static peer (RTNL held, which keeps the NI from stopping). */
+int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
+			 struct netlink_ext_ack *extack)
+{
+	struct grim_peer *peer;
+	bool exists;
+
+	ASSERT_RTNL();
+	if (!READ_ONCE(ni->running)) {
+		NL_SET_ERR_MSG(extack, "link is down: peers exist only while it is up");
+		return -ENETDOWN;
+	}
+	if (node == ni->node) {
+		NL_SET_ERR_MSG(extack, "node id is this NI's own");
+		return -EINVAL;
+	}
+	rcu_read_lock();
+	exists = grim_peer_lookup(ni, node);
+	rcu_read_unlock();
+	if (exists) {
+		NL_SET_ERR_MSG(extack, "peer already known");
+		return -EEXIST;
+	}
+
+	local_bh_disable();
+	peer = grim_peer_create(ni, node);
+	local_bh_enable();
+	if (!peer) {
+		if (READ_ONCE(ni->npeers) >= GRIM_MAX_PEERS) {
+			NL_SET_ERR_MSG(extack, "peer table is full");
+			return -ENOSPC;
+		}
+		return -ENOMEM;
+	}
+	spin_lock_bh(&peer->lock);
+	ether_addr_copy(peer->mac, mac);
+	peer->configured = true;
+	peer->last_rx = jiffies;
+	spin_unlock_bh(&peer->lock);
+	return 0;
+}
+
+/*
+ * Forget a peer: its queued messages fail with ECONNABORTED.  A peer that
+ * still sends hellos is discovered again.  RTNL held; sleeps.
+ */
+int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
+{
+	struct grim_peer *peer;
+	struct grim_txs *txs;
+	int i;
+
+	ASSERT_RTNL();
+	if (!READ_ONCE(ni->running)) {
+		NL_SET_ERR_MSG(extack, "link is down: it has no peers");
+		return -ENETDOWN;
+	}
+	if (node == ni->node) {
+		NL_SET_ERR_MSG(extack, "cannot remove the NI's own node");
+		return -EINVAL;
+	}
+	spin_lock_bh(&ni->lock);
+	peer = grim_peer_lookup(ni, node);
+	if (peer) {
+		hlist_del_rcu(&peer->link);
+		ni->npeers--;
+	}
+	spin_unlock_bh(&ni->lock);
+	if (!peer) {
+		NL_SET_ERR_MSG(extack, "no such peer");
+		return -ENOENT;
+	}
+
+	spin_lock_bh(&peer->lock);
+	peer->dead = true;
+	grim_peer_flush(peer, -ECONNABORTED);
+	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
+		hlist_for_each_entry(txs, &peer->txs[i], link)
+			txs->dead = true;
+	spin_unlock_bh(&peer->lock);
+
+	synchronize_rcu();
+	grim_peer_free(peer);
+	return 0;
+}
