@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * grim-perf: one micro-benchmark for AF_GRIM and the transports it is
+ * compared with, so that every family is measured by the same code.
+ *
+ *   grim-perf server -f FAMILY [-p PORT] [-i IFACE]
+ *   grim-perf client -f FAMILY -d DEST [-p PORT] [-i IFACE]
+ *                    -T pingpong|stream [-s SIZE] [-n COUNT] [-t SECONDS]
+ *                    [-P SENDERS] [--csv] [--loss PCT] [--rep N]
+ *
+ * Families: grim (AF_GRIM SOCK_RDM, DEST = node id), tipc (AF_TIPC
+ * SOCK_RDM to the service {18888, PORT}, DEST ignored), udp and tcp
+ * (DEST = IPv4 address), raw (AF_PACKET SOCK_DGRAM on EtherType 0x88B6,
+ * DEST = the server's MAC on IFACE: the floor nothing can beat).
+ *
+ * Every message starts with an 8-byte header (op, senders, run, seq).
+ * pingpong: the server echoes each PING; the client reports the one-way
+ * latency (half the round trip, as sockperf does): median, p99, mean, min.
+ * stream: the client(s) send DATA for -t seconds or -n messages, then FIN;
+ * the server answers STAT (messages and bytes it received in this run)
+ * once FINs from all -P senders are in.  Bandwidth and message rate are
+ * what the *receiver* got, over the time from the first send to the STAT.
+ * For udp the difference between sent and received is reported as loss.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_packet.h>
+#include <linux/tipc.h>
+#include <linux/grim.h>
+
+#ifndef AF_TIPC
+#define AF_TIPC 30
+#endif
+
+#define PERF_TIPC_TYPE	18888
+#define PERF_ETH_P	0x88B6		/* IEEE 802 local experimental 2 */
+#define DEF_PORT	7007
+#define MAX_MSG		65536
+#define MAX_FINS	64
+#define MAX_CONNS	64
+
+enum { OP_PING = 1, OP_PONG, OP_DATA, OP_FIN, OP_STAT, OP_HELLO };
+enum { F_GRIM, F_TIPC, F_UDP, F_TCP, F_RAW };
+static const char *const fam_names[] = { "grim", "tipc", "udp", "tcp", "raw" };
+
+struct hdr {
+	uint8_t op;
+	uint8_t senders;
+	uint16_t run;
+	uint32_t seq;
+};
+
+struct stat_msg {
+	struct hdr h;
+	uint64_t msgs;
+	uint64_t bytes;
+};
+
+struct dest {
+	struct sockaddr_storage a;
+	socklen_t alen;
+	int fd;
+};
+
+static struct {
+	int fam;
+	uint16_t port;
+	const char *ifname;
+	const char *dest;
+	const char *test;
+	uint32_t size;
+	uint32_t count;
+	double secs;
+	int senders;
+	int csv;
+	const char *loss;
+	int rep;
+	int wait_s;
+} o = {
+	.port = DEF_PORT, .ifname = "eth0", .test = "pingpong", .size = 64,
+	.count = 1000, .secs = 2, .senders = 1, .loss = "0", .wait_s = 15,
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "grim-perf: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static int reliable(void)
+{
+	return o.fam == F_GRIM || o.fam == F_TIPC || o.fam == F_TCP;
+}
+
+/* ---- addresses and sockets ------------------------------------------------ */
+
+static int ifindex(int fd)
+{
+	int i = if_nametoindex(o.ifname);
+
+	(void)fd;
+	if (!i)
+		die(o.ifname);
+	return i;
+}
+
+/* The address a server binds (or a client sends to, with @dst). */
+static void make_addr(struct dest *d, int fd, int server)
+{
+	memset(d, 0, sizeof(*d));
+	d->fd = fd;
+	switch (o.fam) {
+	case F_GRIM: {
+		struct sockaddr_grim *g = (void *)&d->a;
+
+		g->sgrim_family = AF_GRIM;
+		g->sgrim_port = o.port;
+		g->sgrim_node = server ? 0 : strtoul(o.dest, NULL, 0);
+		d->alen = sizeof(*g);
+		break;
+	}
+	case F_TIPC: {
+		struct sockaddr_tipc *t = (void *)&d->a;
+
+		t->family = AF_TIPC;
+		if (server) {
+			t->addrtype = TIPC_SERVICE_RANGE;
+			t->scope = TIPC_CLUSTER_SCOPE;
+			t->addr.nameseq.type = PERF_TIPC_TYPE;
+			t->addr.nameseq.lower = o.port;
+			t->addr.nameseq.upper = o.port;
+		} else {
+			t->addrtype = TIPC_SERVICE_ADDR;
+			t->addr.name.name.type = PERF_TIPC_TYPE;
+			t->addr.name.name.instance = o.port;
+			t->addr.name.domain = 0;
+		}
+		d->alen = sizeof(*t);
+		break;
+	}
+	case F_UDP:
+	case F_TCP: {
+		struct sockaddr_in *in = (void *)&d->a;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(o.port);
+		if (!server && inet_pton(AF_INET, o.dest, &in->sin_addr) != 1) {
+			fprintf(stderr, "grim-perf: bad IPv4 address %s\n", o.dest);
+			exit(2);
+		}
+		d->alen = sizeof(*in);
+		break;
+	}
+	case F_RAW: {
+		struct sockaddr_ll *ll = (void *)&d->a;
+		unsigned int m[6], i;
+
+		ll->sll_family = AF_PACKET;
+		ll->sll_protocol = htons(PERF_ETH_P);
+		ll->sll_ifindex = ifindex(fd);
+		if (!server) {
+			if (sscanf(o.dest, "%x:%x:%x:%x:%x:%x", &m[0], &m[1],
+				   &m[2], &m[3], &m[4], &m[5]) != 6) {
+				fprintf(stderr, "grim-perf: bad MAC %s\n", o.dest);
+				exit(2);
+			}
+			for (i = 0; i < 6; i++)
+				ll->sll_addr[i] = m[i];
+			ll->sll_halen = 6;
+		}
+		d->alen = sizeof(*ll);
+		break;
+	}
+	}
+}
+
+static int open_sock(void)
+{
+	int fd = -1, one = 1;
+
+	switch (o.fam) {
+	case F_GRIM: fd = socket(AF_GRIM, SOCK_RDM, 0); break;
+	case F_TIPC: fd = socket(AF_TIPC, SOCK_RDM, 0); break;
+	case F_UDP: fd = socket(AF_INET, SOCK_DGRAM, 0); break;
+	case F_TCP:
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		}
+		break;
+	case F_RAW: fd = socket(AF_PACKET, SOCK_DGRAM, htons(PERF_ETH_P)); break;
+	}
+	if (fd < 0)
+		die("socket");
+	return fd;
+}
+
+/* ---- reliable-enough I/O -------------------------------------------------- */
+
+static int readn(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += n;
+	}
+	return 0;
+}
+
+static int writen(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+static int xmit(struct dest *d, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (o.fam == F_TCP)
+		return writen(d->fd, buf, len);
+	do {
+		n = sendto(d->fd, buf, len, 0, (struct sockaddr *)&d->a, d->alen);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && o.fam == F_UDP && (errno == ENOBUFS || errno == ECONNREFUSED))
+		return 0;	/* a lost datagram, as the wire would lose it */
+	return n < 0 ? -1 : 0;
+}
+
+/*
+ * Wait up to @tmo seconds for a message whose header has @op (and @seq if
+ * @seq >= 0); anything else (stale echoes, TIPC rejections) is skipped.
+ * Returns the message length, 0 on timeout, -1 on error.
+ */
+static ssize_t await(int fd, void *buf, size_t size, int op, long long seq,
+		     double tmo)
+{
+	double end = now() + tmo;
+	struct hdr *h = buf;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left = end - now();
+		ssize_t n;
+
+		if (left <= 0)
+			return 0;
+		if (o.fam == F_TCP) {
+			/* A TCP client only ever gets what it asked for. */
+			if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+				return 0;
+			if (readn(fd, buf, size))
+				return -1;
+			return size;
+		}
+		n = poll(&p, 1, (int)(left * 1000) + 1);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n <= 0)
+			continue;
+		n = recv(fd, buf, MAX_MSG, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			if (o.fam == F_UDP && errno == ECONNREFUSED)
+				continue;
+			return -1;
+		}
+		if ((size_t)n < sizeof(*h) || h->op != op ||
+		    (seq >= 0 && h->seq != (uint32_t)seq))
+			continue;
+		return n;
+	}
+}
+
+/* ---- server --------------------------------------------------------------- */
+
+struct conn {
+	int fd;
+	uint32_t size;		/* TCP: message size announced by HELLO */
+	uint32_t have;
+	uint8_t buf[MAX_MSG];
+};
+
+static struct {
+	uint16_t run;
+	uint64_t msgs, bytes;
+	int fins, complete;
+	struct dest fin[MAX_FINS];
+} sv;
+
+static int same_dest(const struct dest *a, const struct dest *b)
+{
+	if (o.fam == F_TCP)
+		return a->fd == b->fd;
+	return a->alen == b->alen && !memcmp(&a->a, &b->a, a->alen);
+}
+
+static void send_stat(struct dest *d)
+{
+	struct stat_msg s = {
+		.h = { .op = OP_STAT, .run = sv.run },
+		.msgs = sv.msgs, .bytes = sv.bytes,
+	};
+
+	xmit(d, &s, sizeof(s));
+}
+
+static void new_run(uint16_t run)
+{
+	sv.run = run;
+	sv.msgs = sv.bytes = 0;
+	sv.fins = sv.complete = 0;
+}
+
+static void serve_msg(struct dest *from, uint8_t *buf, size_t n)
+{
+	struct hdr *h = (struct hdr *)buf;
+	int i;
+
+	if (n < sizeof(*h))
+		return;
+	switch (h->op) {
+	case OP_PING:
+		h->op = OP_PONG;
+		xmit(from, buf, n);
+		break;
+	case OP_DATA:
+		if (h->run != sv.run)
+			new_run(h->run);
+		sv.msgs++;
+		sv.bytes += n;
+		break;
+	case OP_FIN:
+		if (h->run != sv.run)
+			new_run(h->run);
+		for (i = 0; i < sv.fins; i++)
+			if (same_dest(&sv.fin[i], from))
+				break;
+		if (i == sv.fins && sv.fins < MAX_FINS)
+			sv.fin[sv.fins++] = *from;
+		if (sv.complete) {
+			send_stat(from);	/* a repeated FIN (udp) */
+		} else if (sv.fins >= (h->senders ? h->senders : 1)) {
+			sv.complete = 1;
+			for (i = 0; i < sv.fins; i++)
+				send_stat(&sv.fin[i]);
+		}
+		break;
+	}
+}
+
+static void __attribute__((noreturn)) serve_dgram(void)
+{
+	static uint8_t buf[MAX_MSG];
+	struct dest me;
+	int fd = open_sock();
+
+	make_addr(&me, fd, 1);
+	if (bind(fd, (struct sockaddr *)&me.a, me.alen))
+		die("bind");
+	printf("grim-perf: %s server on port %u\n", fam_names[o.fam], o.port);
+	fflush(stdout);
+	for (;;) {
+		struct dest from = { .fd = fd, .alen = sizeof(from.a) };
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0,
+				     (struct sockaddr *)&from.a, &from.alen);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS)
+				continue;
+			die("recvfrom");
+		}
+		if (o.fam == F_RAW) {
+			/* Reply to the sender's MAC on our interface. */
+			struct sockaddr_ll *ll = (void *)&from.a;
+
+			ll->sll_protocol = htons(PERF_ETH_P);
+			ll->sll_pkttype = 0;
+		}
+		serve_msg(&from, buf, n);
+	}
+}
+
+/* TCP: a poll loop over the listener and its connections. */
+static void __attribute__((noreturn)) serve_tcp(void)
+{
+	static struct conn *c[MAX_CONNS];
+	struct pollfd p[MAX_CONNS + 1];
+	struct dest me;
+	int lfd = open_sock(), nc = 0, i;
+
+	make_addr(&me, lfd, 1);
+	if (bind(lfd, (struct sockaddr *)&me.a, me.alen) || listen(lfd, 64))
+		die("bind/listen");
+	printf("grim-perf: tcp server on port %u\n", o.port);
+	fflush(stdout);
+	for (;;) {
+		p[0].fd = lfd;
+		p[0].events = POLLIN;
+		for (i = 0; i < nc; i++) {
+			p[i + 1].fd = c[i]->fd;
+			p[i + 1].events = POLLIN;
+		}
+		if (poll(p, nc + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll");
+		}
+		if (p[0].revents & POLLIN) {
+			int fd = accept(lfd, NULL, NULL), one = 1;
+
+			if (fd >= 0 && nc < MAX_CONNS) {
+				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+					   sizeof(one));
+				c[nc] = calloc(1, sizeof(struct conn));
+				c[nc]->fd = fd;
+				nc++;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+		for (i = nc - 1; i >= 0; i--) {
+			struct conn *k = c[i];
+			struct hdr *h = (struct hdr *)k->buf;
+			uint32_t want;
+			ssize_t n;
+
+			if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			want = sizeof(*h);
+			if (k->have >= sizeof(*h) &&
+			    (h->op == OP_PING || h->op == OP_DATA))
+				want = k->size;
+			n = read(k->fd, k->buf + k->have, want - k->have);
+			if (n <= 0) {
+				close(k->fd);
+				for (int j = 0; j < sv.fins; j++)
+					if (sv.fin[j].fd == k->fd)
+						sv.fin[j].fd = -1;
+				free(k);
+				c[i] = c[--nc];
+				continue;
+			}
+			k->have += n;
+			if (k->have == sizeof(*h) &&
+			    (h->op == OP_PING || h->op == OP_DATA) &&
+			    k->size > sizeof(*h))
+				continue;	/* now read the body */
+			if (k->have < want)
+				continue;
+			if (h->op == OP_HELLO) {
+				k->size = h->seq < sizeof(*h) ? sizeof(*h) :
+					  h->seq > MAX_MSG ? MAX_MSG : h->seq;
+			} else {
+				struct dest d = { .fd = k->fd };
+
+				serve_msg(&d, k->buf, k->have);
+			}
+			k->have = 0;
+		}
+	}
+}
+
+/* ---- client --------------------------------------------------------------- */
+
+static int connect_client(struct dest *d)
+{
+	int fd = open_sock();
+	double end = now() + o.wait_s;
+
+	make_addr(d, fd, 0);
+	if (o.fam == F_RAW) {
+		struct dest me;
+
+		make_addr(&me, fd, 1);
+		if (bind(fd, (struct sockaddr *)&me.a, me.alen))
+			die("bind");
+	}
+	if (o.fam == F_TCP) {
+		struct hdr h = { .op = OP_HELLO, .seq = o.size };
+
+		while (connect(fd, (struct sockaddr *)&d->a, d->alen)) {
+			if (now() > end)
+				die("connect");
+			close(fd);
+			usleep(100000);
+			fd = open_sock();
+			d->fd = fd;
+		}
+		if (writen(fd, &h, sizeof(h)))
+			die("hello");
+	}
+	return fd;
+}
+
+/*
+ * Make sure the server answers before measuring: the peer may not be
+ * discovered yet (GRIM: EHOSTUNREACH until hellos were seen; TIPC: the
+ * service is not yet in the name table).
+ */
+static int handshake(struct dest *d, uint8_t *buf)
+{
+	double end = now() + o.wait_s;
+	struct hdr *h = (struct hdr *)buf;
+	uint32_t seq = 0x80000000u;
+
+	if (o.fam == F_TCP)
+		return 0;
+	while (now() < end) {
+		memset(h, 0, sizeof(*h));
+		h->op = OP_PING;
+		h->seq = ++seq;
+		if (xmit(d, buf, sizeof(*h)) && errno != EHOSTUNREACH &&
+		    errno != ENOENT && errno != ECONNREFUSED &&
+		    errno != ENETUNREACH && errno != EAGAIN) {
+			perror("grim-perf: handshake send");
+			return -1;
+		}
+		if (await(d->fd, buf, sizeof(*h), OP_PONG, seq, 0.3) > 0)
+			return 0;
+	}
+	fprintf(stderr, "grim-perf: no answer from the server in %d s\n", o.wait_s);
+	return -1;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report(const char *status, uint32_t n, double med, double p99,
+		   double mean, double min, double mbps, double rate,
+		   uint64_t sent, uint64_t rcvd, double elapsed)
+{
+	double lossp = sent ? 100.0 * (double)(sent - (rcvd < sent ? rcvd : sent)) / sent : 0;
+
+	if (o.csv) {
+		printf("%s,%s,%u,%d,%s,%d,%s,%u,%.2f,%.2f,%.2f,%.2f,%.3f,%.0f,%llu,%llu,%.3f,%.3f\n",
+		       fam_names[o.fam], o.test, o.size, o.senders, o.loss,
+		       o.rep, status, n, med, p99, mean, min, mbps, rate,
+		       (unsigned long long)sent, (unsigned long long)rcvd,
+		       lossp, elapsed);
+	} else if (!strcmp(o.test, "pingpong")) {
+		printf("%s pingpong size %u: %s, %u samples, latency (RTT/2) median %.2f us, p99 %.2f us, mean %.2f us, min %.2f us; %llu of %llu answered\n",
+		       fam_names[o.fam], o.size, status, n, med, p99, mean, min,
+		       (unsigned long long)rcvd, (unsigned long long)sent);
+	} else {
+		printf("%s stream size %u x%d: %s, sent %llu, received %llu (loss %.2f%%) in %.3f s: %.3f MB/s, %.0f msg/s\n",
+		       fam_names[o.fam], o.size, o.senders, status,
+		       (unsigned long long)sent, (unsigned long long)rcvd,
+		       lossp, elapsed, mbps, rate);
+	}
+	fflush(stdout);
+}
+
+static int pingpong(void)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	uint32_t warm = 10, i, n = 0, sent = 0, answered = 0;
+	double *lat = calloc(o.count, sizeof(double)), sum = 0, t_end;
+	/* UDP and raw lose messages: give up on one after 50 ms. */
+	double tmo = reliable() ? 30 : 0.05;
+	struct hdr *h = (struct hdr *)buf;
+	struct dest d;
+
+	connect_client(&d);
+	if (handshake(&d, rbuf)) {
+		report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		return 1;
+	}
+	memset(buf, 0xa5, o.size);
+	t_end = now() + o.secs;
+	for (i = 0; n < o.count && now() < t_end; i++) {
+		double t0, t1;
+		ssize_t r;
+
+		h->op = OP_PING;
+		h->senders = 0;
+		h->run = 0;
+		h->seq = i;
+		t0 = now();
+		if (xmit(&d, buf, o.size)) {
+			perror("grim-perf: send");
+			break;
+		}
+		if (i >= warm)
+			sent++;
+		r = await(d.fd, rbuf, o.size, OP_PONG, i, tmo);
+		t1 = now();
+		if (r < 0) {
+			perror("grim-perf: recv");
+			break;
+		}
+		if (r == 0) {
+			if (reliable()) {
+				fprintf(stderr, "grim-perf: no echo in %.0f s\n", tmo);
+				break;
+			}
+			continue;
+		}
+		if (i < warm)
+			continue;
+		answered++;
+		lat[n++] = (t1 - t0) * 1e6 / 2;
+		sum += (t1 - t0) * 1e6 / 2;
+	}
+	if (!n) {
+		report("fail", 0, 0, 0, 0, 0, 0, 0, sent, answered, 0);
+		return 1;
+	}
+	qsort(lat, n, sizeof(double), cmp_dbl);
+	report("ok", n, lat[n / 2], lat[(size_t)((n - 1) * 0.99)], sum / n,
+	       lat[0], 0, 0, sent, answered, 0);
+	return 0;
+}
+
+struct sender_result {
+	double t0, t1;
+	uint64_t sent, rcvd, bytes;
+	int ok;
+};
+
+static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	struct hdr *h = (struct hdr *)buf;
+	struct stat_msg *st = (struct stat_msg *)rbuf;
+	double t_end;
+	struct dest d;
+	char go;
+	int tries;
+
+	memset(res, 0, sizeof(*res));
+	connect_client(&d);
+	if (handshake(&d, rbuf))
+		return;
+	if (go_fd >= 0 && read(go_fd, &go, 1) != 1)
+		return;
+	memset(buf, 0x5a, o.size);
+	h->op = OP_DATA;
+	h->run = run;
+	res->t0 = now();
+	t_end = res->t0 + o.secs;
+	while (res->sent < o.count) {
+		h->seq = res->sent;
+		if (xmit(&d, buf, o.size)) {
+			perror("grim-perf: send");
+			return;
+		}
+		res->sent++;
+		if (!(res->sent & 15) && now() >= t_end)
+			break;
+	}
+	h->op = OP_FIN;
+	h->senders = o.senders;
+	h->seq = 0;
+	for (tries = 0; tries < (reliable() ? 1 : 10); tries++) {
+		ssize_t r;
+
+		if (xmit(&d, buf, sizeof(*h))) {
+			perror("grim-perf: send FIN");
+			return;
+		}
+		r = await(d.fd, rbuf, sizeof(*st), OP_STAT, -1, reliable() ? 60 : 0.5);
+		if (r < 0)
+			return;
+		if (r >= (ssize_t)sizeof(*st) && st->h.run == run) {
+			res->t1 = now();
+			res->rcvd = st->msgs;
+			res->bytes = st->bytes;
+			res->ok = 1;
+			return;
+		}
+	}
+}
+
+static int stream(void)
+{
+	uint16_t run = (uint16_t)(getpid() ^ (uint32_t)(now() * 1000));
+	struct sender_result *res;
+	int go[2], i, ok = 1;
+	double t0 = 1e300, t1 = 0, el;
+	uint64_t sent = 0, rcvd = 0, bytes = 0;
+
+	if (!run)
+		run = 1;
+	res = calloc(o.senders, sizeof(*res));
+	if (o.senders == 1) {
+		stream_one(run, -1, res);
+	} else {
+		int rp[2];
+
+		if (pipe(go) || pipe(rp))
+			die("pipe");
+		for (i = 0; i < o.senders; i++) {
+			if (fork() == 0) {
+				struct sender_result r;
+
+				close(go[1]);
+				stream_one(run, go[0], &r);
+				if (write(rp[1], &r, sizeof(r)) != sizeof(r))
+					_exit(1);
+				_exit(0);
+			}
+		}
+		close(go[0]);
+		close(rp[1]);
+		/* Let every sender connect and handshake, then start them. */
+		usleep(300000);
+		for (i = 0; i < o.senders; i++)
+			if (write(go[1], "g", 1) != 1)
+				die("go");
+		for (i = 0; i < o.senders; i++)
+			if (readn(rp[0], &res[i], sizeof(res[i])))
+				res[i].ok = 0;
+		while (wait(NULL) > 0)
+			;
+	}
+	for (i = 0; i < o.senders; i++) {
+		ok &= res[i].ok;
+		sent += res[i].sent;
+		if (res[i].t0 && res[i].t0 < t0)
+			t0 = res[i].t0;
+		if (res[i].t1 > t1)
+			t1 = res[i].t1;
+		if (res[i].rcvd > rcvd) {
+			rcvd = res[i].rcvd;
+			bytes = res[i].bytes;
+		}
+	}
+	if (!ok) {
+		report("fail", 0, 0, 0, 0, 0, 0, 0, sent, rcvd, 0);
+		return 1;
+	}
+	el = t1 - t0;
+	report("ok", rcvd, 0, 0, 0, 0, bytes / el / 1e6, rcvd / el, sent, rcvd, el);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: grim-perf server -f FAMILY [-p PORT] [-i IFACE]\n"
+		"       grim-perf client -f FAMILY -d DEST [-p PORT] [-i IFACE]\n"
+		"                        [-T pingpong|stream] [-s SIZE] [-n COUNT] [-t SECONDS]\n"
+		"                        [-P SENDERS] [-w WAIT_S] [--csv] [--csv-header]\n"
+		"                        [--loss PCT] [--rep N]\n"
+		"FAMILY: grim (DEST node id), tipc (DEST ignored), udp, tcp (DEST IPv4),\n"
+		"        raw (DEST server MAC on IFACE)\n");
+	exit(2);
+}
+
+#define CSV_HEADER "family,test,size,senders,loss,rep,status,n,lat_med_us,lat_p99_us,lat_mean_us,lat_min_us,mbps,msgs_per_s,sent,rcvd,loss_pct,elapsed_s"
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "csv", no_argument, NULL, 'C' },
+		{ "csv-header", no_argument, NULL, 'H' },
+		{ "loss", required_argument, NULL, 'L' },
+		{ "rep", required_argument, NULL, 'R' },
+		{ "family", required_argument, NULL, 'f' },
+		{ "size", required_argument, NULL, 's' },
+		{ "time", required_argument, NULL, 't' },
+		{ "port", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, i, count_set = 0;
+	const char *mode;
+
+	if (argc < 2)
+		usage();
+	mode = argv[1];
+	if (!strcmp(mode, "--csv-header")) {
+		puts(CSV_HEADER);
+		return 0;
+	}
+	o.fam = -1;
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, "f:p:i:d:T:s:n:t:P:w:", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			for (i = 0; i < 5; i++)
+				if (!strcmp(optarg, fam_names[i]))
+					o.fam = i;
+			break;
+		case 'p': o.port = strtoul(optarg, NULL, 0); break;
+		case 'i': o.ifname = optarg; break;
+		case 'd': o.dest = optarg; break;
+		case 'T': o.test = optarg; break;
+		case 's': o.size = strtoul(optarg, NULL, 0); break;
+		case 'n':
+			o.count = strtoul(optarg, NULL, 0);
+			count_set = 1;
+			break;
+		case 't': o.secs = atof(optarg); break;
+		case 'P': o.senders = atoi(optarg); break;
+		case 'w': o.wait_s = atoi(optarg); break;
+		case 'C': o.csv = 1; break;
+		case 'H': puts(CSV_HEADER); break;
+		case 'L': o.loss = optarg; break;
+		case 'R': o.rep = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (o.fam < 0)
+		usage();
+	if (o.size < sizeof(struct hdr))
+		o.size = sizeof(struct hdr);
+	if (o.size > MAX_MSG || (o.fam == F_GRIM && o.size > GRIM_MAX_PAYLOAD)) {
+		fprintf(stderr, "grim-perf: size %u too large\n", o.size);
+		return 2;
+	}
+	if (o.senders < 1 || o.senders > MAX_FINS)
+		usage();
+	if (!count_set && !strcmp(o.test, "stream"))
+		o.count = UINT32_MAX;
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(mode, "server")) {
+		if (o.fam == F_TCP)
+			serve_tcp();
+		serve_dgram();
+	}
+	if (strcmp(mode, "client") || !o.dest)
+		usage();
+	if (!strcmp(o.test, "pingpong"))
+		return pingpong();
+	if (!strcmp(o.test, "stream"))
+		return stream();
+	usage();
+	return 2;
+}
