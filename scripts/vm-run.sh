@@ -112,10 +112,12 @@ total=$((180 + (per_test + 15) * ${#tests[@]}))
 [ $total -gt 1680 ] && total=1680
 [ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
 
+# GRIM_TEST_* variables tune tests (sizes, counts); pass them to the guest.
+fwd=$(env | grep -E '^GRIM_TEST_[A-Z0-9_]+=[A-Za-z0-9_.:-]*$' | tr '\n' ' ')
 echo "vm-run: booting $KVER ($accel), running ${#tests[@]} test(s): ${tests[*]}"
 start=$(date +%s)
 timeout -k 10 "${GRIM_VM_TIMEOUT:-$total}" "${vng_base[@]}" "${kvm[@]}" \
-	--exec "$guest $out $GRIM_KO $testdir ${tests[*]}" </dev/null 2>&1 |
+	--exec "env $fwd $guest $out $GRIM_KO $testdir ${tests[*]}" </dev/null 2>&1 |
 	sed -u 's/\r$//; s/^/  | /'
 vm_rc=${PIPESTATUS[0]}
 wall=$(($(date +%s) - start))

@@ -3,7 +3,11 @@
  * grim_rdm: send and verify AF_GRIM SOCK_RDM traffic for the selftests.
  *
  *   grim_rdm send -d NODE -p PORT [-n COUNT] [-m MIN] [-M MAX] [-S SEED]
- *                 [-b BINDPORT] [-R RETRY_S] [-E] [-D]
+ *                 [-b BINDPORT] [-R RETRY_S] [-L] [-E] [-D]
+ *
+ * -L draws sizes log-uniformly between MIN and MAX (every 1000th message
+ * is MIN and the next one MAX); -E sends until an error and reports it;
+ * -D uses MSG_DONTWAIT and counts EAGAINs.
  *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF]
  *
  * Every message carries (sequence, length, content hash, sender seed) in
@@ -12,6 +16,7 @@
  * and in order, and that length, hash and every payload byte match.
  */
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,22 +46,38 @@ static uint32_t rng_next(uint64_t *s)
 	return (uint32_t)(*s >> 11);
 }
 
+/* Payload of message @seq of sender @seed: a xorshift stream. */
 static void fill(uint8_t *buf, uint32_t len, uint32_t seed, uint32_t seq)
 {
 	uint64_t s = ((uint64_t)seed << 32 | seq) * 0x9e3779b97f4a7c15ull | 1;
 	uint32_t i;
 
-	for (i = 0; i < len; i++)
+	for (i = 0; i + 8 <= len; i += 8) {
+		uint64_t v;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		v = s;
+		memcpy(buf + i, &v, 8);
+	}
+	for (; i < len; i++)
 		buf[i] = rng_next(&s) & 0xff;
 }
 
+/* A content hash, 8 bytes at a time. */
 static uint32_t fnv(const uint8_t *buf, uint32_t len)
 {
-	uint32_t h = 2166136261u, i;
+	uint64_t h = 1469598103934665603ull, v;
+	uint32_t i;
 
-	for (i = 0; i < len; i++)
-		h = (h ^ buf[i]) * 16777619u;
-	return h;
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&v, buf + i, 8);
+		h = (h ^ v) * 1099511628211ull;
+	}
+	for (; i < len; i++)
+		h = (h ^ buf[i]) * 1099511628211ull;
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static int open_sock(uint16_t port, int rcvbuf)
@@ -83,13 +104,14 @@ static int open_sock(uint16_t port, int rcvbuf)
 static int do_send(int argc, char **argv)
 {
 	uint32_t node = 0, count = 1000, min = 0, max = 1024, seed = 1;
-	int retry_s = 10, until_err = 0, dontwait = 0, opt, fd;
+	int retry_s = 10, until_err = 0, dontwait = 0, logsz = 0, opt, fd;
+	unsigned long eagain = 0;
 	uint16_t port = 0, bport = 0;
 	uint64_t t0, sent_bytes = 0;
 	uint8_t *buf;
 	uint32_t i;
 
-	while ((opt = getopt(argc, argv, "d:p:n:m:M:S:b:R:ED")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:n:m:M:S:b:R:LED")) != -1) {
 		switch (opt) {
 		case 'd': node = strtoul(optarg, NULL, 0); break;
 		case 'p': port = strtoul(optarg, NULL, 0); break;
@@ -100,6 +122,7 @@ static int do_send(int argc, char **argv)
 		case 'b': bport = strtoul(optarg, NULL, 0); break;
 		case 'R': retry_s = atoi(optarg); break;
 		case 'E': until_err = 1; break;
+		case 'L': logsz = 1; break;
 		case 'D': dontwait = 1; break;
 		default: return 2;
 		}
@@ -129,6 +152,18 @@ static int do_send(int argc, char **argv)
 		struct grim_am am = { .handler = AM_HANDLER };
 		ssize_t n;
 
+		if (logsz) {
+			double r = (double)rand() / RAND_MAX;
+
+			len = (uint32_t)(exp(log(min + 1.0) +
+					 r * (log(max + 1.0) - log(min + 1.0))) - 1);
+			if (len > max)
+				len = max;
+			if (i % 1000 == 0)
+				len = min;
+			else if (i % 1000 == 1)
+				len = max;
+		}
 		fill(buf, len, seed, i);
 		am.arg[0] = i;
 		am.arg[1] = len;
@@ -150,6 +185,7 @@ again:
 		if (n < 0 && errno == EAGAIN && dontwait) {
 			struct pollfd p = { .fd = fd, .events = POLLOUT };
 
+			eagain++;
 			poll(&p, 1, 1000);
 			goto again;
 		}
@@ -167,9 +203,9 @@ again:
 		}
 		sent_bytes += len;
 	}
-	printf("send: %u msgs, %llu bytes to %u:%u in %llu ms\n", count,
-	       (unsigned long long)sent_bytes, node, port,
-	       (unsigned long long)(now_ms() - t0));
+	printf("send: %u msgs, %llu bytes to %u:%u in %llu ms, %lu EAGAIN\n",
+	       count, (unsigned long long)sent_bytes, node, port,
+	       (unsigned long long)(now_ms() - t0), eagain);
 	close(fd);
 	return 0;
 }

@@ -187,3 +187,55 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+
+# ---- GRIM clusters --------------------------------------------------------------
+
+# grim_cluster N [LINKARGS...]: a grim0 on eth0 of hosts 1..N, node id i,
+# brought up.  LINKARGS go before "type grim" (generic ip-link options).
+grim_cluster() {
+	local n=$1 i
+	shift
+	for ((i = 1; i <= n; i++)); do
+		grim_add "$(host "$i")" eth0 grim0 address "$(grim_addr "$i")" "$@" ||
+			fail "grim link on host $i"
+		ip -n "$(host "$i")" link set grim0 up || fail "grim0 up on host $i"
+	done
+}
+# grim_addr N: the link address for node id N (4 bytes).
+grim_addr() {
+	printf '%02x:%02x:%02x:%02x\n' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) \
+		$(($1 >> 8 & 255)) $(($1 & 255))
+}
+# netem_links SPEC: netem SPEC on both directions of every host's link.
+netem_links() {
+	local i
+	require_mod sch_netem
+	for ((i = 1; i <= NUM_HOSTS; i++)); do
+		tc -n "$(host "$i")" qdisc replace dev eth0 root netem limit 10000 $1 ||
+			fail "netem on host $i"
+		tc -n "$SWITCH_NS" qdisc replace dev "p$i" root netem limit 10000 $1 ||
+			fail "netem on switch port $i"
+	done
+}
+netem_clear() {
+	local i
+	for ((i = 1; i <= NUM_HOSTS; i++)); do
+		tc -n "$(host "$i")" qdisc del dev eth0 root 2>/dev/null
+		tc -n "$SWITCH_NS" qdisc del dev "p$i" root 2>/dev/null
+	done
+	return 0
+}
+# stat HOST NAME: a grim0 ethtool counter of host HOST.
+stat() {
+	nsx "$1" ethtool -S grim0 | awk -v k="$2:" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }'
+}
+# wait_peer_up HOST NODE: wait until HOST can send to NODE (hello discovery).
+wait_peer_up() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		nsx "$1" "$RDM" send -d "$2" -p 9 -n 1 -M 0 -R 0 >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	fail "host $1 never reached node $2"
+}
+RDM=${RDM:-$(dirname "$0")/grim_rdm}
