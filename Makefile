@@ -8,12 +8,13 @@
 #   make deps            install build/test dependencies (Debian 12)
 #   make check [T=x.sh]  run the selftests in a VM
 #   make demo            run scripts/demo.sh in a VM
+#   make bench           benchmarks in a VM (BENCH_QUICK=1: ~3 min smoke run)
 #   make checkpatch      checkpatch.pl --strict on the sources
 
 KDIR ?= $(shell $(CURDIR)/scripts/kdir.sh)
 SELFTESTS := selftests/grim
 
-.PHONY: all modules tools selftests deps check demo checkpatch clean
+.PHONY: all modules tools selftests deps check demo bench checkpatch clean
 
 all: modules tools
 
@@ -43,6 +44,12 @@ demo:
 	@$(SUBMAKE) deps
 	@$(SUBMAKE) all
 	@KDIR=$$(scripts/kdir.sh) scripts/vm-run.sh --script scripts/demo.sh
+
+# AF_GRIM against TIPC, UDP, TCP and raw AF_PACKET: tools/grim/bench/README.md
+bench:
+	@$(SUBMAKE) deps
+	@$(SUBMAKE) all
+	@KDIR=$$(scripts/kdir.sh) tools/grim/bench/run.sh
 
 checkpatch:
 	scripts/checkpatch.sh

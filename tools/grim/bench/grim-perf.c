@@ -304,7 +304,9 @@ static ssize_t await(int fd, void *buf, size_t size, int op, long long seq,
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
-			if (o.fam == F_UDP && errno == ECONNREFUSED)
+			/* ICMP errors (udp), rejected messages coming back (tipc) */
+			if (errno == ECONNREFUSED || errno == ECONNRESET ||
+			    errno == EHOSTUNREACH || errno == ENOENT)
 				continue;
 			return -1;
 		}
@@ -679,8 +681,10 @@ static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
 	connect_client(&d);
 	if (handshake(&d, rbuf))
 		return;
-	if (go_fd >= 0 && read(go_fd, &go, 1) != 1)
+	if (go_fd >= 0 && read(go_fd, &go, 1) != 1) {
+		fprintf(stderr, "grim-perf: no go signal\n");
 		return;
+	}
 	memset(buf, 0x5a, o.size);
 	h->op = OP_DATA;
 	h->run = run;
@@ -707,8 +711,10 @@ static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
 			return;
 		}
 		r = await(d.fd, rbuf, sizeof(*st), OP_STAT, -1, reliable() ? 60 : 0.5);
-		if (r < 0)
+		if (r < 0) {
+			perror("grim-perf: waiting for STAT");
 			return;
+		}
 		if (r >= (ssize_t)sizeof(*st) && st->h.run == run) {
 			res->t1 = now();
 			res->rcvd = st->msgs;
@@ -717,6 +723,7 @@ static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
 			return;
 		}
 	}
+	fprintf(stderr, "grim-perf: no STAT from the server\n");
 }
 
 static int stream(void)

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark proper, run inside the VM by tools/grim/bench/run.sh
+# (through tools/grim/bench/vm.sh).  Two hosts (network namespaces)
+# joined by one veth pair, netem on both ends; on each: IPv4, a TIPC
+# bearer and a GRIM NI on the same eth0.  grim-perf servers run on host 2,
+# the clients on host 1, every family side by side for each case.
+#
+#   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5]
+#
+# Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
+# (link statistics, versions) next to it.
+source "$(dirname "$0")/../../../selftests/grim/lib.sh"
+TEST_NAME=bench
+PFX=gb
+
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+PERF=$top/tools/grim/bench/grim-perf
+out=$top/.vm-out/bench
+QUICK=0 REPS=3 LOSSES="0 1 5"
+for a; do
+	case $a in
+	out=*) out=${a#out=} ;;
+	quick=*) QUICK=${a#quick=} ;;
+	reps=*) REPS=${a#reps=} ;;
+	loss=*) LOSSES=${a#loss=} LOSSES=${LOSSES//,/ } ;;
+	esac
+done
+mkdir -p "$out"
+csv=$out/bench.csv
+
+FAMS="grim tipc udp tcp raw"
+PORT=7007
+if [ "$QUICK" = 1 ]; then
+	[ "$REPS" = 3 ] && REPS=1
+	[ "$LOSSES" = "0 1 5" ] && LOSSES="0 5"
+	LAT_SIZES="64 4096 64000" BW_SIZES="64 16384 64000"
+	LAT_N=200 LAT_T=0.8 BW_T=0.8
+else
+	LAT_SIZES="8 64 512 4096 16384 64000" BW_SIZES="64 1024 16384 64000"
+	LAT_N=300 LAT_T=1.0 BW_T=1.0
+	# Under loss, fewer sizes keep a full run well under 20 minutes (TCG).
+	LOSS_LAT_SIZES="64 4096 64000" LOSS_BW_SIZES="64 16384 64000"
+fi
+RATE_SENDERS=4
+RAW_MAX=1500		# raw frames are single Ethernet frames
+
+require_root
+require_cmd tc ip tipc
+[ -x "$PERF" ] || fail "$PERF not built"
+
+# ---- topology ------------------------------------------------------------------
+
+setup() {
+	local i h
+	require_mod veth sch_netem tipc
+	require_grim
+	ns_add "$(host 1)"
+	ns_add "$(host 2)"
+	ip -n "$(host 1)" link add eth0 type veth peer name eth0 netns "$(host 2)" ||
+		fail "veth"
+	for i in 1 2; do
+		h=$(host "$i")
+		ip -n "$h" link set eth0 address "$(host_mac "$i")" up
+		ip -n "$h" addr add "10.71.0.$i/24" dev eth0
+		ip netns exec "$h" tipc node set identity "$i" 2>/dev/null ||
+			ip netns exec "$h" tipc node set address "1.1.$i" ||
+			fail "tipc node identity on host $i"
+		ip netns exec "$h" tipc bearer enable media eth device eth0 ||
+			fail "tipc bearer on host $i"
+		grim_add "$h" eth0 grim0 address "$(printf '00:00:00:%02x' "$i")" ||
+			fail "grim0 on host $i"
+		ip -n "$h" link set grim0 up || fail "grim0 up on host $i"
+	done
+	NUM_HOSTS=2
+	for f in $FAMS; do
+		bg ip netns exec "$(host 2)" "$PERF" server -f "$f" -p $PORT -i eth0
+	done
+	sleep 2		# GRIM hellos and the TIPC link come up in about 1 s
+}
+
+set_loss() {
+	local i
+	for i in 1 2; do
+		ip netns exec "$(host "$i")" tc qdisc replace dev eth0 root netem loss "$1%" ||
+			fail "netem loss $1% on host $i"
+	done
+}
+
+dest() {
+	case $1 in
+	grim) echo 2 ;;
+	tipc) echo any ;;
+	udp|tcp) echo 10.71.0.2 ;;
+	raw) host_mac 2 ;;
+	esac
+}
+
+# run FAM LOSS REP ARGS...: one grim-perf client; a line in the CSV either way.
+run() {
+	local f=$1 loss=$2 rep=$3 line
+	shift 3
+	line=$(timeout -k 5 90 ip netns exec "$(host 1)" "$PERF" client -f "$f" \
+		-d "$(dest "$f")" -p $PORT -i eth0 --csv --loss "$loss" --rep "$rep" \
+		"$@" 2>>"$out/errors.log" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "case failed: $f $* (loss $loss%, rep $rep)" >>"$out/errors.log"
+		line="$f,${T:-?},$S,${P:-1},$loss,$rep,timeout,0,0,0,0,0,0,0,0,0,0,0"
+	fi
+	echo "$line" >>"$csv"
+	echo "    $line"
+}
+
+# ---- cases ---------------------------------------------------------------------
+
+bench_one() {
+	local loss=$1 rep=$2 s f lat_sizes=$LAT_SIZES bw_sizes=$BW_SIZES
+	if [ "$loss" != 0 ]; then
+		lat_sizes=${LOSS_LAT_SIZES:-$LAT_SIZES}
+		bw_sizes=${LOSS_BW_SIZES:-$BW_SIZES}
+	fi
+	pretty "" "loss $loss%, repetition $rep: ping-pong latency"
+	for s in $lat_sizes; do
+		for f in $FAMS; do
+			[ "$f" = raw ] && [ "$s" -gt $RAW_MAX ] && continue
+			T=pingpong S=$s P=1 run "$f" "$loss" "$rep" -T pingpong -s "$s" \
+				-n $LAT_N -t $LAT_T
+		done
+	done
+	pretty "" "loss $loss%, repetition $rep: streaming bandwidth"
+	for s in $bw_sizes; do
+		for f in $FAMS; do
+			[ "$f" = raw ] && continue
+			T=stream S=$s P=1 run "$f" "$loss" "$rep" -T stream -s "$s" -t $BW_T
+		done
+	done
+	pretty "" "loss $loss%, repetition $rep: 64 B message rate, $RATE_SENDERS senders"
+	for f in $FAMS; do
+		[ "$f" = raw ] && continue
+		T=stream S=64 P=$RATE_SENDERS run "$f" "$loss" "$rep" -T stream -s 64 \
+			-t $BW_T -P $RATE_SENDERS
+	done
+}
+
+start=$(date +%s)
+setup
+{
+	echo "kernel: $(uname -r)"
+	echo "cpus: $(nproc)"
+	echo "quick: $QUICK reps: $REPS loss: $LOSSES"
+	echo "latency sizes: $LAT_SIZES; bandwidth sizes: $BW_SIZES"
+	[ -n "${LOSS_LAT_SIZES:-}" ] &&
+		echo "under loss: latency sizes $LOSS_LAT_SIZES; bandwidth sizes $LOSS_BW_SIZES"
+	grep -m1 'model name' /proc/cpuinfo
+} >"$out/context.txt"
+"$PERF" --csv-header >"$csv"
+: >"$out/errors.log"
+for ((rep = 1; rep <= REPS; rep++)); do
+	for loss in $LOSSES; do
+		set_loss "$loss"
+		bench_one "$loss" "$rep"
+		for i in 1 2; do
+			{
+				echo "== host $i after loss $loss% rep $rep"
+				ip netns exec "$(host "$i")" ethtool -S grim0 2>&1
+				ip netns exec "$(host "$i")" tipc link stat show 2>&1 | head -n 40
+			} >>"$out/linkstats.txt"
+		done
+	done
+done
+set_loss 0
+echo "bench: $(($(wc -l <"$csv") - 1)) results in $(($(date +%s) - start)) s" |
+	tee -a "$out/context.txt"
+check_dmesg

@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn a bench run's bench.csv into ratios.md and PNG plots.
+
+    report.py RUN_DIR
+
+Every number shown is the median over the repetitions, with the spread
+(min-max over repetitions) in brackets.  Ratios are GRIM / peer, computed
+per repetition (both ran in the same repetition, seconds apart) and then
+summarised the same way.  Latency: below 1 means GRIM is faster.
+Bandwidth and message rate: above 1 means GRIM is faster.
+"""
+import csv
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+FAMS = ["grim", "tipc", "udp", "tcp", "raw"]
+PEERS = ["tipc", "udp", "tcp", "raw"]
+LABEL = {"grim": "GRIM (AF_GRIM RDM)", "tipc": "TIPC (RDM)", "udp": "UDP",
+         "tcp": "TCP", "raw": "raw AF_PACKET (floor)"}
+STYLE = {"grim": ("tab:red", "o"), "tipc": ("tab:blue", "s"),
+         "udp": ("tab:green", "^"), "tcp": ("tab:purple", "v"),
+         "raw": ("tab:gray", "x")}
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            for k in ("size", "senders", "rep", "n", "sent", "rcvd"):
+                r[k] = int(float(r[k] or 0))
+            for k in ("lat_med_us", "lat_p99_us", "lat_mean_us", "mbps",
+                      "msgs_per_s", "loss_pct", "elapsed_s"):
+                r[k] = float(r[k] or 0)
+            r["loss"] = float(r["loss"])
+            rows.append(r)
+    return rows
+
+
+class Data:
+    def __init__(self, rows):
+        # (test, fam, size, senders, loss) -> {rep: row}
+        self.d = defaultdict(dict)
+        self.bad = []
+        for r in rows:
+            if r["status"] != "ok":
+                self.bad.append(r)
+                continue
+            key = (r["test"], r["family"], r["size"], r["senders"], r["loss"])
+            self.d[key][r["rep"]] = r
+        self.losses = sorted({r["loss"] for r in rows})
+        self.reps = sorted({r["rep"] for r in rows})
+
+    def sizes(self, test, senders=1):
+        return sorted({k[2] for k in self.d if k[0] == test and k[3] == senders})
+
+    def vals(self, test, fam, size, senders, loss, metric):
+        reps = self.d.get((test, fam, size, senders, loss), {})
+        return {rep: r[metric] for rep, r in reps.items()}
+
+    def summary(self, test, fam, size, senders, loss, metric):
+        v = list(self.vals(test, fam, size, senders, loss, metric).values())
+        if not v:
+            return None
+        return statistics.median(v), min(v), max(v)
+
+    def ratio(self, test, peer, size, senders, loss, metric):
+        g = self.vals(test, "grim", size, senders, loss, metric)
+        p = self.vals(test, peer, size, senders, loss, metric)
+        v = [g[r] / p[r] for r in g if r in p and p[r] > 0]
+        if not v:
+            return None
+        return statistics.median(v), min(v), max(v)
+
+
+def fmt(s, digits=2):
+    if s is None:
+        return "–"
+    med, lo, hi = s
+    if len(set((med, lo, hi))) == 1:
+        return f"{med:.{digits}f}"
+    return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f})"
+
+
+def fmt_val(s):
+    if s is None:
+        return "–"
+    med = s[0]
+    d = 0 if med >= 100 else 1 if med >= 10 else 2
+    return fmt(s, d)
+
+
+def human(n):
+    if n >= 1000 and n % 1000 == 0 and n % 1024:
+        return f"{n // 1000}k"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}K"
+    return str(n)
+
+
+def lossname(l):
+    return f"{l:g}%"
+
+
+def tables(D, rate_senders):
+    out = []
+    out.append("Ratios are GRIM ÷ peer, median over repetitions (min–max in "
+               "brackets). **Latency: < 1 means GRIM is faster. Bandwidth and "
+               "message rate: > 1 means GRIM is faster.** `–`: not measured "
+               "(raw frames are single Ethernet frames, ≤ 1500 B) or failed.")
+    out.append("")
+    out.append("### Ratio table (GRIM ÷ peer)")
+    out.append("")
+    out.append("| case | size (B) | loss | ÷ TIPC | ÷ UDP | ÷ TCP | ÷ raw |")
+    out.append("|---|---:|---:|---|---|---|---|")
+    for loss in D.losses:
+        for s in D.sizes("pingpong"):
+            cells = [fmt(D.ratio("pingpong", p, s, 1, loss, "lat_med_us"))
+                     for p in PEERS]
+            out.append(f"| latency (median) | {s} | {lossname(loss)} | "
+                       + " | ".join(cells) + " |")
+    for loss in D.losses:
+        for s in D.sizes("stream"):
+            cells = [fmt(D.ratio("stream", p, s, 1, loss, "mbps"))
+                     for p in PEERS[:3]] + ["–"]
+            out.append(f"| bandwidth | {s} | {lossname(loss)} | "
+                       + " | ".join(cells) + " |")
+    for loss in D.losses:
+        for n in sorted({1, rate_senders}):
+            cells = [fmt(D.ratio("stream", p, 64, n, loss, "msgs_per_s"))
+                     for p in PEERS[:3]] + ["–"]
+            out.append(f"| msg rate, {n} sender{'s' if n > 1 else ''} | 64 | "
+                       f"{lossname(loss)} | " + " | ".join(cells) + " |")
+    out.append("")
+
+    out.append("### Latency: one-way (round trip / 2), median µs")
+    out.append("")
+    out.append("| size (B) | loss | " + " | ".join(LABEL[f] for f in FAMS)
+               + " | GRIM p99 |")
+    out.append("|---:|---:|" + "---:|" * (len(FAMS) + 1))
+    for loss in D.losses:
+        for s in D.sizes("pingpong"):
+            cells = [fmt_val(D.summary("pingpong", f, s, 1, loss, "lat_med_us"))
+                     for f in FAMS]
+            p99 = fmt_val(D.summary("pingpong", "grim", s, 1, loss, "lat_p99_us"))
+            out.append(f"| {s} | {lossname(loss)} | " + " | ".join(cells)
+                       + f" | {p99} |")
+    out.append("")
+
+    out.append("### Streaming bandwidth received, MB/s (UDP: loss % in brackets "
+               "after the value)")
+    out.append("")
+    sfams = FAMS[:4]
+    out.append("| size (B) | loss | " + " | ".join(LABEL[f] for f in sfams) + " |")
+    out.append("|---:|---:|" + "---:|" * len(sfams))
+    for loss in D.losses:
+        for s in D.sizes("stream"):
+            cells = []
+            for f in sfams:
+                c = fmt_val(D.summary("stream", f, s, 1, loss, "mbps"))
+                if f == "udp":
+                    lp = D.summary("stream", f, s, 1, loss, "loss_pct")
+                    if lp:
+                        c += f" [{lp[0]:.1f}% lost]"
+                cells.append(c)
+            out.append(f"| {s} | {lossname(loss)} | " + " | ".join(cells) + " |")
+    out.append("")
+
+    out.append("### 64 B message rate received, messages/s")
+    out.append("")
+    out.append("| senders | loss | " + " | ".join(LABEL[f] for f in sfams) + " |")
+    out.append("|---:|---:|" + "---:|" * len(sfams))
+    for loss in D.losses:
+        for n in sorted({1, rate_senders}):
+            cells = [fmt_val(D.summary("stream", f, 64, n, loss, "msgs_per_s"))
+                     for f in sfams]
+            out.append(f"| {n} | {lossname(loss)} | " + " | ".join(cells) + " |")
+    out.append("")
+    if D.bad:
+        out.append("### Failed cases")
+        out.append("")
+        for r in D.bad:
+            out.append(f"- {r['family']} {r['test']} size {r['size']} x{r['senders']} "
+                       f"loss {lossname(r['loss'])} rep {r['rep']}: {r['status']}")
+        out.append("")
+    return "\n".join(out)
+
+
+def plots(D, run, rate_senders):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def series(ax, test, fam, metric, senders=1, loss=0.0):
+        xs, ys, lo, hi = [], [], [], []
+        for s in D.sizes(test, senders):
+            v = D.summary(test, fam, s, senders, loss, metric)
+            if v and v[0] > 0:  # nothing received: in the table, not on a log axis
+                xs.append(s)
+                ys.append(v[0])
+                lo.append(v[0] - v[1])
+                hi.append(v[2] - v[0])
+        if xs:
+            c, m = STYLE[fam]
+            ax.errorbar(xs, ys, yerr=[lo, hi], color=c, marker=m, capsize=3,
+                        label=LABEL[fam])
+
+    def by_size(test, metric, fams, ylabel, title, fname, logy=True):
+        n = len(D.losses)
+        fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 4.4), squeeze=False,
+                                 sharey=True)
+        for ax, loss in zip(axes[0], D.losses):
+            for f in fams:
+                series(ax, test, f, metric, loss=loss)
+            ax.set_xscale("log", base=2)
+            xt = D.sizes(test)
+            ax.set_xticks(xt)
+            ax.set_xticklabels([human(x) for x in xt])
+            if logy:
+                ax.set_yscale("log")
+            ax.set_xlabel("message size (bytes, log scale)")
+            ax.tick_params(axis="x", which="minor", bottom=False)
+            ax.set_title(f"netem loss {lossname(loss)}")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0][0].set_ylabel(ylabel)
+        axes[0][0].legend(fontsize=8)
+        fig.suptitle(title + " — median of repetitions, bars: min–max")
+        fig.tight_layout()
+        fig.savefig(os.path.join(run, fname), dpi=110)
+        plt.close(fig)
+
+    by_size("pingpong", "lat_med_us", FAMS,
+            "one-way latency, RTT/2 (µs, log scale)",
+            "Ping-pong latency vs message size", "latency_vs_size.png")
+    by_size("stream", "mbps", FAMS[:4], "received bandwidth (MB/s, log scale)",
+            "Streaming bandwidth vs message size", "bandwidth_vs_size.png")
+
+    # Under loss: one size per panel, x = loss.
+    lat_sizes = D.sizes("pingpong")
+    bw_sizes = D.sizes("stream")
+    panels = []
+    if lat_sizes:
+        panels.append(("pingpong", "lat_med_us", min(lat_sizes, key=lambda s: abs(s - 64)),
+                       1, FAMS, "one-way latency (µs, log scale)", True))
+        panels.append(("pingpong", "lat_med_us", max(lat_sizes), 1, FAMS[:4],
+                       "one-way latency (µs, log scale)", True))
+    if bw_sizes:
+        panels.append(("stream", "mbps", max(bw_sizes), 1, FAMS[:4],
+                       "received bandwidth (MB/s)", False))
+        panels.append(("stream", "msgs_per_s", 64, rate_senders, FAMS[:4],
+                       "received messages/s", False))
+    cols = 2 if len(panels) > 2 else len(panels)
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.4 * rows),
+                             squeeze=False)
+    flat = [a for row in axes for a in row]
+    for ax, (test, metric, size, senders, fams, ylabel, logy) in zip(flat, panels):
+        for f in fams:
+            xs, ys, lo, hi = [], [], [], []
+            for loss in D.losses:
+                v = D.summary(test, f, size, senders, loss, metric)
+                if v:
+                    xs.append(loss)
+                    ys.append(v[0])
+                    lo.append(v[0] - v[1])
+                    hi.append(v[2] - v[0])
+            if xs:
+                c, m = STYLE[f]
+                ax.errorbar(xs, ys, yerr=[lo, hi], color=c, marker=m,
+                            capsize=3, label=LABEL[f])
+        if logy:
+            ax.set_yscale("log")
+        what = {"pingpong": "latency", "stream": "bandwidth"}[test]
+        if metric == "msgs_per_s":
+            what = f"message rate, {senders} senders"
+        ax.set_title(f"{what}, {size} B")
+        ax.set_xlabel("netem loss on each veth end (%)")
+        ax.set_ylabel(ylabel)
+        ax.set_xticks(D.losses)
+        ax.grid(True, which="both", alpha=0.3)
+    flat[0].legend(fontsize=8)
+    fig.suptitle("Under packet loss — median of repetitions, bars: min–max")
+    fig.tight_layout()
+    fig.savefig(os.path.join(run, "under_loss.png"), dpi=110)
+    plt.close(fig)
+
+
+def main():
+    run = sys.argv[1]
+    rows = load(os.path.join(run, "bench.csv"))
+    if not rows:
+        print("report: no results", file=sys.stderr)
+        return 1
+    D = Data(rows)
+    rate_senders = max([r["senders"] for r in rows] + [1])
+    ctx = ""
+    try:
+        with open(os.path.join(run, "context.txt")) as f:
+            ctx = f.read().strip()
+    except OSError:
+        pass
+    md = tables(D, rate_senders)
+    with open(os.path.join(run, "ratios.md"), "w") as f:
+        f.write("# GRIM benchmark\n\n")
+        f.write(f"{len(D.reps)} repetition(s), netem loss "
+                f"{', '.join(lossname(l) for l in D.losses)}.\n\n")
+        if ctx:
+            f.write("```\n" + ctx + "\n```\n\n")
+        f.write(md + "\n")
+        f.write("\n![latency](latency_vs_size.png)\n"
+                "![bandwidth](bandwidth_vs_size.png)\n"
+                "![under loss](under_loss.png)\n")
+    plots(D, run, rate_senders)
+    # The table is what `make bench` ends with.
+    start = md.index("### Ratio table")
+    end = md.index("### Latency")
+    print()
+    print(md[:md.index("### Ratio table")].strip())
+    print()
+    print(md[start:end].strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench`: build grim-perf, make sure the plotting tools are there,
+# run tools/grim/bench/guest.sh in the VM (tools/grim/bench/vm.sh),
+# then turn the CSV into the ratio table and the plots.
+#
+#   tools/grim/bench/run.sh            full run (3 repetitions, loss 0/1/5 %)
+#   BENCH_QUICK=1 tools/grim/bench/run.sh   smoke run (~3 minutes)
+#   BENCH_REPS=N BENCH_LOSS="0 5"       override repetitions / loss levels
+#   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
+#
+# Results: tools/grim/bench/results/<date>/ (bench.csv, ratios.md, *.png),
+# with results/latest pointing at the newest.
+set -uo pipefail
+
+bench=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$bench/../../.." && pwd)
+if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
+	BENCH_REPORT_ONLY=$(cd "$BENCH_REPORT_ONLY" && pwd) || exit 1
+fi
+cd "$top"
+results=$bench/results
+
+if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
+	make -s -C "$bench" || exit 1
+fi
+"$bench/deps.sh" || exit 1
+py=$top/.cache/bench-venv/bin/python3
+
+if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
+	"$py" "$bench/report.py" "$BENCH_REPORT_ONLY"
+	exit
+fi
+
+run=$results/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run"
+ln -sfn "$(basename "$run")" "$results/latest"
+args=("quick=${BENCH_QUICK:-0}")
+[ -n "${BENCH_REPS:-}" ] && args+=("reps=$BENCH_REPS")
+[ -n "${BENCH_LOSS:-}" ] && args+=("loss=${BENCH_LOSS// /,}")
+"$bench/vm.sh" "$run" "${args[@]}"
+vm_rc=$?
+if [ ! -s "$run/bench.csv" ]; then
+	echo "bench: no results (see $run/script.log)" >&2
+	exit 1
+fi
+"$py" "$bench/report.py" "$run" || exit 1
+echo
+echo "bench: results in ${run#"$top"/}/ (ratios.md, bench.csv, *.png)"
+[ "$vm_rc" = 0 ] || { echo "bench: the VM run reported a problem (exit $vm_rc)" >&2; exit 1; }
