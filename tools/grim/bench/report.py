@@ -18,11 +18,14 @@ from collections import defaultdict
 
 FAMS = ["grim", "tipc", "udp", "tcp", "raw"]
 PEERS = ["tipc", "udp", "tcp", "raw"]
+SOCKPERF = ["sockperf-udp", "sockperf-tcp"]
 LABEL = {"grim": "GRIM (AF_GRIM RDM)", "tipc": "TIPC (RDM)", "udp": "UDP",
-         "tcp": "TCP", "raw": "raw AF_PACKET (floor)"}
+         "tcp": "TCP", "raw": "raw AF_PACKET (floor)",
+         "sockperf-udp": "UDP (sockperf)", "sockperf-tcp": "TCP (sockperf)"}
 STYLE = {"grim": ("tab:red", "o"), "tipc": ("tab:blue", "s"),
          "udp": ("tab:green", "^"), "tcp": ("tab:purple", "v"),
-         "raw": ("tab:gray", "x")}
+         "raw": ("tab:gray", "x"), "sockperf-udp": ("tab:olive", "1"),
+         "sockperf-tcp": ("tab:pink", "2")}
 
 
 def load(path):
@@ -31,7 +34,7 @@ def load(path):
         for r in csv.DictReader(f):
             for k in ("size", "senders", "rep", "n", "sent", "rcvd"):
                 r[k] = int(float(r[k] or 0))
-            for k in ("lat_med_us", "lat_p99_us", "lat_mean_us", "mbps",
+            for k in ("lat_med_us", "lat_p99_us", "lat_mean_us", "lat_min_us", "mbps",
                       "msgs_per_s", "loss_pct", "elapsed_s"):
                 r[k] = float(r[k] or 0)
             r["loss"] = float(r["loss"])
@@ -121,6 +124,11 @@ def tables(D, rate_senders):
                      for p in PEERS]
             out.append(f"| latency (median) | {s} | {lossname(loss)} | "
                        + " | ".join(cells) + " |")
+    for s in D.sizes("pingpong"):
+        cells = [fmt(D.ratio("pingpong", p, s, 1, 0.0, "lat_min_us"))
+                 for p in PEERS]
+        out.append(f"| latency (best round trip) | {s} | 0% | "
+                   + " | ".join(cells) + " |")
     for loss in D.losses:
         for s in D.sizes("stream"):
             cells = [fmt(D.ratio("stream", p, s, 1, loss, "mbps"))
@@ -148,6 +156,19 @@ def tables(D, rate_senders):
             out.append(f"| {s} | {lossname(loss)} | " + " | ".join(cells)
                        + f" | {p99} |")
     out.append("")
+
+    if any(k[1] in SOCKPERF for k in D.d):
+        out.append("### Cross-check: grim-perf against sockperf, UDP and TCP "
+                   "one-way latency, median µs, loss 0%")
+        out.append("")
+        out.append("| size (B) | UDP grim-perf | UDP sockperf | TCP grim-perf | "
+                   "TCP sockperf |")
+        out.append("|---:|---:|---:|---:|---:|")
+        for s in D.sizes("pingpong"):
+            cells = [fmt_val(D.summary("pingpong", f, s, 1, 0.0, "lat_med_us"))
+                     for f in ("udp", "sockperf-udp", "tcp", "sockperf-tcp")]
+            out.append(f"| {s} | " + " | ".join(cells) + " |")
+        out.append("")
 
     out.append("### Streaming bandwidth received, MB/s (UDP: loss % in brackets "
                "after the value)")
@@ -188,6 +209,39 @@ def tables(D, rate_senders):
     return "\n".join(out)
 
 
+def md_to_rst(md):
+    """The tables of ratios.md as reStructuredText list-tables."""
+    out, table = [], []
+
+    def flush():
+        if not table:
+            return
+        rows = [[c.strip() for c in r.strip().strip("|").split("|")]
+                for r in table if not set(r.replace("|", "").strip()) <= set("-:")]
+        out.append(".. list-table::")
+        out.append("   :header-rows: 1")
+        out.append("")
+        for row in rows:
+            for i, c in enumerate(row):
+                c = c.replace("`", "``").replace("*", "") or "\\"
+                out.append(("   * - " if i == 0 else "     - ") + c)
+        out.append("")
+        table.clear()
+
+    for line in md.splitlines():
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        flush()
+        if line.startswith("### "):
+            title = line[4:]
+            out += [title, "~" * len(title)]
+        else:
+            out.append(line.replace("`", "``"))
+    flush()
+    return "\n".join(out) + "\n"
+
+
 def plots(D, run, rate_senders):
     import matplotlib
     matplotlib.use("Agg")
@@ -205,7 +259,8 @@ def plots(D, run, rate_senders):
         if xs:
             c, m = STYLE[fam]
             ax.errorbar(xs, ys, yerr=[lo, hi], color=c, marker=m, capsize=3,
-                        label=LABEL[fam])
+                        label=LABEL[fam],
+                        linestyle="--" if fam in SOCKPERF else "-")
 
     def by_size(test, metric, fams, ylabel, title, fname, logy=True):
         n = len(D.losses)
@@ -231,7 +286,7 @@ def plots(D, run, rate_senders):
         fig.savefig(os.path.join(run, fname), dpi=110)
         plt.close(fig)
 
-    by_size("pingpong", "lat_med_us", FAMS,
+    by_size("pingpong", "lat_med_us", FAMS + SOCKPERF,
             "one-way latency, RTT/2 (µs, log scale)",
             "Ping-pong latency vs message size", "latency_vs_size.png")
     by_size("stream", "mbps", FAMS[:4], "received bandwidth (MB/s, log scale)",
@@ -312,6 +367,8 @@ def main():
         f.write("\n![latency](latency_vs_size.png)\n"
                 "![bandwidth](bandwidth_vs_size.png)\n"
                 "![under loss](under_loss.png)\n")
+    with open(os.path.join(run, "ratios.rst"), "w") as f:
+        f.write(md_to_rst(md))
     plots(D, run, rate_senders)
     # The table is what `make bench` ends with.
     start = md.index("### Ratio table")
