@@ -1,0 +1,905 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * grim_inject: put malformed, foreign and replayed GRIM frames on an
+ * Ethernet device with an AF_PACKET socket, for the selftests.
+ *
+ *   grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]
+ *               [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]
+ *
+ * MODE is one class of frames; COUNT frames of it are sent to DSTMAC:
+ *
+ *   random      random bytes after an Ethernet header of type GRIM_ETH_P
+ *   short       link headers cut to 1..31 bytes
+ *   badmagic    well-formed frames with another identifier
+ *   badversion  ... with another wire version
+ *   badlen      ... whose len field exceeds the frame or is below the
+ *               link header size
+ *   badcsum     ... with a wrong CRC32C
+ *   cluster     valid CRC, another cluster id
+ *   notours     valid CRC, addressed to another node, or from node 0,
+ *               GRIM_NODE_ANY or the receiver's own node
+ *   badtype     valid CRC, unknown frame type
+ *   unknownpeer valid CRC, DATA from a node the receiver never heard of
+ *   stale       a sniffed DATA frame with the wrong dst_gen, CRC redone
+ *   frag        sniffed DATA frames turned into bogus fragments on
+ *               fresh streams (valid session and CRC): fragments with no
+ *               message started, with a wrong offset, overrunning or
+ *               ending the message short; first fragments whose message
+ *               header lies about the message length
+ *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
+ *               DSTMAC has acknowledged them all, then WAIT_MS more, and
+ *               send them again unchanged, twice
+ *
+ * The modes that need a real frame (cluster id, node ids, session
+ * generations) sniff one outgoing DATA frame to DSTMAC on IFNAME first, so
+ * they must run while GRIM traffic flows from this host to DSTMAC.  Every
+ * sniffed frame's CRC is verified, which also checks the CRC here.
+ *
+ * For every frame sent, the tool works out which receive counter the
+ * receiver's validation order (drivers/net/grim/wire.c, rx.c) makes
+ * responsible, and prints one "expect COUNTER N" line per counter.
+ * Counters named "expect-min" may also move for other reasons (the
+ * receiver must count at least that many).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/grim.h>
+
+#define LH_LEN		((int)sizeof(struct grim_link_hdr))
+#define CTL_LEN		(LH_LEN + (int)sizeof(struct grim_ctl_msg))
+#define DATA_HLEN	(CTL_LEN + (int)sizeof(struct grim_frag_hdr))
+#define MSG_HLEN	((int)sizeof(struct grim_msg_hdr))
+#define FRAME_MAX	65536
+#define MAX_SNIFF	4096
+
+/* ---- CRC32C (Castagnoli, reflected 0x82F63B78) ----------------------------- */
+
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+	uint32_t c, i, k;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+static uint32_t crc32c(const uint8_t *p, size_t len)
+{
+	uint32_t c = ~0u;
+
+	while (len--)
+		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+/* CRC of @len bytes from the link header @lh, its csum field as zero. */
+static uint32_t frame_crc(const uint8_t *lh, size_t len)
+{
+	uint8_t tmp[FRAME_MAX];
+
+	memcpy(tmp, lh, len);
+	memset(tmp + offsetof(struct grim_link_hdr, csum), 0, 4);
+	return crc32c(tmp, len);
+}
+
+/* Set len to @len and the CRC over it. */
+static void seal(uint8_t *lhp, size_t len)
+{
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)lhp;
+
+	lh->len = htons(len);
+	lh->csum = htonl(frame_crc(lhp, len));
+}
+
+/* ---- counters the receiver should move -------------------------------------- */
+
+enum ctr {
+	C_TRUNC, C_MAGIC, C_VERSION, C_LENGTH, C_CSUM, C_CLUSTER, C_NOT_OURS,
+	C_UNKNOWN_PEER, C_STALE, C_TYPE, C_FRAG, C_MSG, C_NO_EP, C_DUP, C_MAX
+};
+
+static const struct {
+	const char *name;
+	int min_only;	/* other traffic may move it too */
+} ctr_info[C_MAX] = {
+	[C_TRUNC]	 = { "rx_drop_truncated", 0 },
+	[C_MAGIC]	 = { "rx_drop_bad_magic", 0 },
+	[C_VERSION]	 = { "rx_drop_bad_version", 0 },
+	[C_LENGTH]	 = { "rx_drop_bad_length", 0 },
+	[C_CSUM]	 = { "rx_drop_bad_checksum", 0 },
+	[C_CLUSTER]	 = { "rx_drop_other_cluster", 0 },
+	[C_NOT_OURS]	 = { "rx_drop_not_for_us", 0 },
+	[C_UNKNOWN_PEER] = { "rx_drop_unknown_peer", 0 },
+	[C_STALE]	 = { "rx_drop_stale_session", 1 },
+	[C_TYPE]	 = { "rx_drop_bad_type", 0 },
+	[C_FRAG]	 = { "rx_drop_bad_fragment", 0 },
+	[C_MSG]		 = { "rx_drop_bad_message", 0 },
+	[C_NO_EP]	 = { "rx_drop_no_endpoint", 1 },
+	[C_DUP]		 = { "rx_duplicate_frames", 1 },
+};
+
+static unsigned long expect[C_MAX];
+
+/*
+ * The link-level checks of grim_rcv_valid(), in their order, for a frame
+ * of @len bytes after the Ethernet header.  Returns C_MAX if it passes
+ * them all (cluster included: the caller knows what comes next).
+ */
+static enum ctr classify_link(const uint8_t *p, size_t len, uint32_t cluster)
+{
+	const struct grim_link_hdr *lh = (const struct grim_link_hdr *)p;
+	size_t l;
+
+	if (len < (size_t)LH_LEN)
+		return C_TRUNC;
+	if (ntohs(lh->magic) != GRIM_ID)
+		return C_MAGIC;
+	if (lh->version != GRIM_WIRE_VERSION)
+		return C_VERSION;
+	l = ntohs(lh->len);
+	if (l < (size_t)LH_LEN || l > len)
+		return C_LENGTH;
+	if (ntohl(lh->csum) != frame_crc(p, l))
+		return C_CSUM;
+	if (ntohl(lh->cluster) != cluster)
+		return C_CLUSTER;
+	return C_MAX;
+}
+
+/* ---- options and sockets ----------------------------------------------------- */
+
+static const char *ifname, *mode;
+static uint8_t dmac[ETH_ALEN], smac[ETH_ALEN];
+static int ifindex, count = 32, nsniff = 16, wait_ms = 300, timeout_s = 30;
+static uint16_t port;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static int txfd;
+static unsigned long sent, send_errors;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(2);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]\n"
+		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
+		"modes: random short badmagic badversion badlen badcsum cluster notours\n"
+		"       badtype unknownpeer stale frag replay\n");
+	exit(2);
+}
+
+static void open_tx(void)
+{
+	struct ifreq ifr = {};
+
+	txfd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (txfd < 0)
+		die("socket(AF_PACKET)");
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(txfd, SIOCGIFHWADDR, &ifr))
+		die("SIOCGIFHWADDR");
+	memcpy(smac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
+}
+
+/*
+ * Send one whole frame (Ethernet header included) and remember which
+ * counter it must move.  Paced, so that the receiver's backlog never
+ * overflows and every frame really reaches it.
+ */
+static void xmit(const uint8_t *frame, size_t len, enum ctr c)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(GRIM_ETH_P),
+		.sll_ifindex = ifindex,
+		.sll_halen = ETH_ALEN,
+	};
+	int tries = 0;
+
+	memcpy(sll.sll_addr, dmac, ETH_ALEN);
+	while (sendto(txfd, frame, len, 0, (struct sockaddr *)&sll,
+		      sizeof(sll)) != (ssize_t)len) {
+		if ((errno == ENOBUFS || errno == EAGAIN) && tries++ < 100) {
+			usleep(10000);
+			continue;
+		}
+		perror("sendto");
+		send_errors++;
+		return;
+	}
+	sent++;
+	if (c < C_MAX)
+		expect[c]++;
+	usleep(2000);
+}
+
+/* Ethernet header to dmac from our own MAC; returns the link header. */
+static uint8_t *eth_init(uint8_t *f)
+{
+	struct ethhdr *eh = (struct ethhdr *)f;
+
+	memcpy(eh->h_dest, dmac, ETH_ALEN);
+	memcpy(eh->h_source, smac, ETH_ALEN);
+	eh->h_proto = htons(GRIM_ETH_P);
+	return f + ETH_HLEN;
+}
+
+/* ---- sniffing real frames ------------------------------------------------------ */
+
+struct sframe {
+	size_t len;		/* Ethernet header included */
+	uint8_t *data;
+};
+
+static int sniff_open(void)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+		.sll_ifindex = ifindex,
+	};
+	int fd;
+
+	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (fd < 0)
+		die("socket(AF_PACKET, ETH_P_ALL)");
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		die("bind(AF_PACKET)");
+	return fd;
+}
+
+/*
+ * Next GRIM frame of @type on @fd by the deadline: sent by this host to
+ * dmac (@outgoing) or received from dmac.  Its CRC must be right.
+ * Returns its length (Ethernet header included), 0 at the deadline.
+ */
+static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
+			uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		const struct grim_link_hdr *lh;
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		const struct ethhdr *eh;
+		int left = (int)(deadline - now_ms());
+		size_t l;
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return 0;
+		r = recvfrom(fd, buf, FRAME_MAX, MSG_DONTWAIT,
+			     (struct sockaddr *)&from, &fl);
+		if (r < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			die("recvfrom");
+		}
+		eh = (const struct ethhdr *)buf;
+		lh = (const struct grim_link_hdr *)(buf + ETH_HLEN);
+		if ((from.sll_pkttype == PACKET_OUTGOING) != outgoing ||
+		    r < ETH_HLEN + CTL_LEN ||
+		    ntohs(eh->h_proto) != GRIM_ETH_P ||
+		    memcmp(outgoing ? eh->h_dest : eh->h_source, dmac, ETH_ALEN) ||
+		    ntohs(lh->magic) != GRIM_ID ||
+		    lh->version != GRIM_WIRE_VERSION ||
+		    lh->type != type)
+			continue;
+		l = ntohs(lh->len);
+		if (l < (size_t)CTL_LEN || l > (size_t)r - ETH_HLEN) {
+			fprintf(stderr, "sniffed frame with len %zu in %zd bytes\n",
+				l, r - ETH_HLEN);
+			exit(1);
+		}
+		if (ntohl(lh->csum) != frame_crc((const uint8_t *)lh, l)) {
+			fprintf(stderr, "sniffed frame: CRC %08x, computed %08x\n",
+				ntohl(lh->csum), frame_crc((const uint8_t *)lh, l));
+			exit(1);
+		}
+		return r;
+	}
+}
+
+/*
+ * Collect @n DATA frames this host sends to dmac on ifname.  Every one
+ * must carry a correct CRC.  Returns how many were caught by the deadline.
+ */
+static int sniff(int fd, struct sframe *out, int n)
+{
+	uint64_t deadline = now_ms() + timeout_s * 1000ull;
+	static uint8_t buf[FRAME_MAX];
+	int got;
+	size_t r;
+
+	for (got = 0; got < n; got++) {
+		r = sniff_one(fd, buf, GRIM_FT_DATA, 1, deadline);
+		if (!r || r < ETH_HLEN + DATA_HLEN)
+			break;
+		out[got].len = r;
+		out[got].data = malloc(r);
+		if (!out[got].data)
+			die("malloc");
+		memcpy(out[got].data, buf, r);
+	}
+	return got;
+}
+
+/* One real DATA frame: its link header is the template of valid fields. */
+static struct grim_link_hdr tmpl;
+
+static void need_template(void)
+{
+	struct sframe f;
+	int fd = sniff_open();
+
+	if (sniff(fd, &f, 1) != 1) {
+		fprintf(stderr, "%s: no GRIM DATA frame to %s seen on %s in %d s\n",
+			mode, "the destination", ifname, timeout_s);
+		exit(1);
+	}
+	close(fd);
+	memcpy(&tmpl, f.data + ETH_HLEN, sizeof(tmpl));
+	free(f.data);
+	printf("template: cluster %u, node %u -> %u, gen %08x -> %08x\n",
+	       ntohl(tmpl.cluster), ntohl(tmpl.src_node), ntohl(tmpl.dst_node),
+	       ntohl(tmpl.src_gen), ntohl(tmpl.dst_gen));
+}
+
+/*
+ * A well-formed frame: link header from the template (or zeros with the
+ * right magic and version), @type, and @plen bytes of random payload.
+ * Returns the link header; *flen gets the frame length.
+ */
+static uint8_t *build(uint8_t *f, uint8_t type, size_t plen, size_t *flen)
+{
+	uint8_t *p = eth_init(f);
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)p;
+	size_t i;
+
+	memcpy(lh, &tmpl, sizeof(*lh));
+	lh->magic = htons(GRIM_ID);
+	lh->version = GRIM_WIRE_VERSION;
+	lh->type = type;
+	lh->flags = 0;
+	lh->reserved = 0;
+	for (i = 0; i < plen; i++)
+		p[LH_LEN + i] = rnd();
+	seal(p, LH_LEN + plen);
+	*flen = ETH_HLEN + LH_LEN + plen;
+	return p;
+}
+
+/* ---- the modes ------------------------------------------------------------------- */
+
+static void mode_random(void)
+{
+	static uint8_t f[2048];
+	size_t len, i;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		uint8_t *p = eth_init(f);
+
+		len = rnd() % 300;
+		for (i = 0; i < len; i++)
+			p[i] = rnd();
+		xmit(f, ETH_HLEN + len,
+		     classify_link(p, len, ntohl(tmpl.cluster)));
+	}
+}
+
+static void mode_short(void)
+{
+	static uint8_t f[2048];
+	size_t flen;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		build(f, GRIM_FT_DATA, 64, &flen);
+		xmit(f, ETH_HLEN + 1 + k % (LH_LEN - 1), C_TRUNC);
+	}
+}
+
+static void mode_badmagic(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, rnd() % 200, &flen);
+		do
+			lh->magic = htons(rnd());
+		while (ntohs(lh->magic) == GRIM_ID);
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_MAGIC);
+	}
+}
+
+static void mode_badversion(void)
+{
+	static const uint8_t bad[] = { 0, 2, 3, 0x81, 0xff };
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, rnd() % 200, &flen);
+		lh->version = bad[k % sizeof(bad)];
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_VERSION);
+	}
+}
+
+static void mode_badlen(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen, l;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, rnd() % 200, &flen);
+		if (k % 2)
+			l = LH_LEN - 1 - rnd() % LH_LEN;	/* 0..31 */
+		else
+			l = flen - ETH_HLEN + 1 + rnd() % 1000;	/* past the end */
+		/* A CRC over what there is, as a sender confused about len would. */
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		lh->len = htons(l);
+		xmit(f, flen, C_LENGTH);
+	}
+}
+
+static void mode_badcsum(void)
+{
+	static uint8_t f[2048];
+	uint8_t *p;
+	size_t flen;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		p = build(f, GRIM_FT_DATA, 12 + rnd() % 200, &flen);
+		if (k % 2) {
+			/* one bit of the CRC */
+			struct grim_link_hdr *lh = (struct grim_link_hdr *)p;
+
+			lh->csum ^= htonl(1u << (rnd() % 32));
+		} else {
+			/* one bit of the frame, anywhere the CRC covers */
+			size_t off;
+
+			do
+				off = rnd() % (flen - ETH_HLEN);
+			while (off >= offsetof(struct grim_link_hdr, csum) &&
+			       off < offsetof(struct grim_link_hdr, csum) + 4);
+			/* ...but not one the earlier checks would catch */
+			if (off < offsetof(struct grim_link_hdr, cluster))
+				off = offsetof(struct grim_link_hdr, cluster) + rnd() % 12;
+			p[off] ^= 1u << (rnd() % 8);
+		}
+		xmit(f, flen, C_CSUM);
+	}
+}
+
+static void mode_cluster(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen;
+	int k;
+
+	need_template();
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, k % 2 ? GRIM_FT_HELLO : GRIM_FT_DATA,
+						   12 + rnd() % 200, &flen);
+		lh->cluster = htonl(ntohl(tmpl.cluster) ^ (1 + rnd() % 0xfffffffe));
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_CLUSTER);
+	}
+}
+
+static void mode_notours(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	uint32_t me;
+	size_t flen;
+	int k;
+
+	need_template();
+	me = ntohl(tmpl.dst_node);
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, 12 + rnd() % 200, &flen);
+		switch (k % 5) {
+		case 0:		/* another node */
+			lh->dst_node = htonl(me + 1000 + k);
+			break;
+		case 1:		/* from the receiver itself, not looped back */
+			lh->src_node = htonl(me);
+			break;
+		case 2:		/* from node 0 */
+			lh->src_node = 0;
+			break;
+		case 3:		/* from "any node" */
+			lh->src_node = htonl(GRIM_NODE_ANY);
+			break;
+		case 4:		/* broadcast that is not a hello */
+			lh->dst_node = htonl(GRIM_NODE_ANY);
+			lh->type = k % 2 ? GRIM_FT_ACK : GRIM_FT_DATA;
+			break;
+		}
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_NOT_OURS);
+	}
+}
+
+static void mode_badtype(void)
+{
+	static const uint8_t bad[] = { 0, 5, 6, 0x41, 0xff };
+	static uint8_t f[2048];
+	size_t flen;
+	int k;
+
+	need_template();
+	for (k = 0; k < count; k++) {
+		build(f, bad[k % sizeof(bad)], 12 + rnd() % 200, &flen);
+		xmit(f, flen, C_TYPE);
+	}
+}
+
+static void mode_unknownpeer(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen;
+	int k;
+
+	need_template();
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, k % 2 ? GRIM_FT_ACK : GRIM_FT_DATA,
+						   12 + rnd() % 200, &flen);
+		lh->src_node = htonl(0x00abc000 + k);
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_UNKNOWN_PEER);
+	}
+}
+
+static void mode_stale(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen;
+	int k;
+
+	need_template();
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, 12 + rnd() % 200, &flen);
+		/* dst_gen is checked first: a wrong one has no side effect */
+		lh->dst_gen = htonl(ntohl(tmpl.dst_gen) ^ (1 + rnd() % 0xfffffffe));
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_STALE);
+	}
+}
+
+/*
+ * A DATA frame of stream (schan -> dchan) with sequence @seq, @flags,
+ * fragment @offset and @plen payload bytes; with GRIM_FF_FIRST, a message
+ * header claiming a @msglen byte message comes first.
+ */
+static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
+			 uint32_t seq, uint8_t flags, uint16_t offset,
+			 uint32_t msglen, size_t plen)
+{
+	uint8_t *p = eth_init(f);
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)p;
+	struct grim_ctl_msg *cm = (struct grim_ctl_msg *)(p + LH_LEN);
+	struct grim_frag_hdr *fh = (struct grim_frag_hdr *)(p + CTL_LEN);
+	size_t len = DATA_HLEN, i;
+
+	memcpy(lh, &tmpl, sizeof(*lh));
+	lh->type = GRIM_FT_DATA;
+	lh->flags = flags;
+	lh->reserved = 0;
+	cm->src_chan = htons(schan);
+	cm->dst_chan = htons(dchan);
+	cm->seq = htonl(seq);
+	fh->offset = htons(offset);
+	fh->reserved = 0;
+	if (flags & GRIM_FF_FIRST) {
+		struct grim_msg_hdr *mh = (struct grim_msg_hdr *)(p + len);
+		uint32_t words = (msglen + 3) / 4, corr = words * 4 - msglen;
+
+		mh->w0 = htonl((uint32_t)GRIM_ID << 16 | (rnd() & 0xffff));
+		mh->w1 = htonl((uint32_t)GRIM_MT_AM << 26 | corr << 24 | schan);
+		mh->w2 = htonl(words << 16 | dchan);
+		mh->w3 = htonl((uint32_t)schan << 16 | 0x6d);
+		for (i = 0; i < 4; i++)
+			mh->arg[i] = htonl(rnd());
+		len += MSG_HLEN;
+	}
+	for (i = 0; i < plen; i++)
+		p[len + i] = rnd();
+	len += plen;
+	seal(p, len);
+	return ETH_HLEN + len;
+}
+
+static void mode_frag(void)
+{
+	static uint8_t f[4096];
+	/* Below the ephemeral ports: no real stream uses these channels. */
+	uint16_t base = 0x1000 + (rnd() % 0x1000) * 4;
+	uint16_t noep = 0xfff0 - (rnd() % 0x100);
+	size_t flen;
+	int k;
+
+	if (!port) {
+		fprintf(stderr, "frag: -p PORT (a listening endpoint) is required\n");
+		exit(2);
+	}
+	need_template();
+	printf("frag: streams from channels %u..%u, endpoint %u, unused port %u\n",
+	       base, base + 2, port, noep);
+
+	/* A: fragments of no message (nothing started on a fresh stream). */
+	for (k = 0; k < count; k++) {
+		flen = data_frame(f, base, port, 0, k % 2 ? GRIM_FF_LAST : 0,
+				  100 + k, 0, 64 + rnd() % 512);
+		xmit(f, flen, C_FRAG);
+	}
+
+	/*
+	 * B: a message of 1000 bytes to a port nobody listens on, first
+	 * fragment 200 bytes (consumed quietly), then bad second fragments:
+	 * wrong offset, overrunning the message, LAST short of it.
+	 */
+	flen = data_frame(f, base + 1, noep, 0, GRIM_FF_FIRST, 0, 1000, 200);
+	xmit(f, flen, C_NO_EP);
+	for (k = 0; k < count; k++) {
+		switch (k % 3) {
+		case 0:
+			flen = data_frame(f, base + 1, noep, 1, 0,
+					  k % 6 ? 0 : 204 + k, 0, 300);
+			break;
+		case 1:
+			flen = data_frame(f, base + 1, noep, 1, 0, 200, 0,
+					  801 + rnd() % 200);
+			break;
+		case 2:
+			flen = data_frame(f, base + 1, noep, 1, GRIM_FF_LAST, 200,
+					  0, 100 + rnd() % 700);
+			break;
+		}
+		xmit(f, flen, C_FRAG);
+	}
+
+	/*
+	 * C: first fragments to the real endpoint whose message header lies
+	 * about the length: shorter than the fragment, or a single-fragment
+	 * message (FIRST|LAST) that claims more or fewer bytes than it has.
+	 */
+	for (k = 0; k < count; k++) {
+		size_t plen = 40 + rnd() % 400;
+
+		switch (k % 3) {
+		case 0:
+			flen = data_frame(f, base + 2, port, 0,
+					  GRIM_FF_FIRST | GRIM_FF_LAST, 0,
+					  plen + 1 + rnd() % 1000, plen);
+			break;
+		case 1:
+			flen = data_frame(f, base + 2, port, 0,
+					  GRIM_FF_FIRST | GRIM_FF_LAST, 0,
+					  plen - 1 - rnd() % 40, plen);
+			break;
+		case 2:
+			flen = data_frame(f, base + 2, port, 0, GRIM_FF_FIRST, 0,
+					  plen - 1 - rnd() % 40, plen);
+			break;
+		}
+		xmit(f, flen, C_MSG);
+	}
+}
+
+static const struct grim_ctl_msg *ctl_of(const uint8_t *frame)
+{
+	return (const struct grim_ctl_msg *)(frame + ETH_HLEN + LH_LEN);
+}
+
+/*
+ * Wait until the receiver has ACKed every sniffed frame (an ACK of the
+ * same stream naming a later next-expected sequence).  Only then is the
+ * replay of a frame a duplicate by definition.
+ */
+static int wait_acked(int fd, struct sframe *fr, int n)
+{
+	uint64_t deadline = now_ms() + timeout_s * 1000ull;
+	static uint8_t buf[FRAME_MAX];
+	int left = n, i;
+	char *acked;
+
+	acked = calloc(n, 1);
+	if (!acked)
+		die("calloc");
+	while (left && sniff_one(fd, buf, GRIM_FT_ACK, 0, deadline)) {
+		const struct grim_ctl_msg *ack = ctl_of(buf);
+
+		for (i = 0; i < n; i++) {
+			const struct grim_ctl_msg *cm = ctl_of(fr[i].data);
+
+			if (acked[i] || ack->src_chan != cm->dst_chan ||
+			    ack->dst_chan != cm->src_chan ||
+			    (int32_t)(ntohl(ack->seq) - ntohl(cm->seq)) <= 0)
+				continue;
+			acked[i] = 1;
+			left--;
+		}
+	}
+	free(acked);
+	return n - left;
+}
+
+static void mode_replay(void)
+{
+	static struct sframe fr[MAX_SNIFF];
+	int fd = sniff_open(), got, i;
+
+	if (nsniff > MAX_SNIFF)
+		nsniff = MAX_SNIFF;
+	got = sniff(fd, fr, nsniff);
+	printf("replay: sniffed %d DATA frames\n", got);
+	if (got < nsniff) {
+		fprintf(stderr, "replay: only %d of %d frames seen in %d s\n",
+			got, nsniff, timeout_s);
+		exit(1);
+	}
+	i = wait_acked(fd, fr, got);
+	close(fd);
+	printf("replay: the receiver acknowledged %d of them\n", i);
+	if (i < got) {
+		fprintf(stderr, "replay: %d frames not acknowledged in %d s\n",
+			got - i, timeout_s);
+		exit(1);
+	}
+	usleep(wait_ms * 1000);
+	for (i = 0; i < got; i++) {
+		const struct grim_link_hdr *lh =
+			(const struct grim_link_hdr *)(fr[i].data + ETH_HLEN);
+		const struct grim_ctl_msg *cm = ctl_of(fr[i].data);
+
+		if (i < 4 || i == got - 1)
+			printf("replay: %u -> %u chan %u -> %u seq %u flags %#x len %u\n",
+			       ntohl(lh->src_node), ntohl(lh->dst_node),
+			       ntohs(cm->src_chan), ntohs(cm->dst_chan),
+			       ntohl(cm->seq), lh->flags, ntohs(lh->len));
+		xmit(fr[i].data, fr[i].len, C_DUP);
+	}
+	/* And once more, in reverse order. */
+	for (i = got - 1; i >= 0; i--)
+		xmit(fr[i].data, fr[i].len, C_DUP);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} modes[] = {
+	{ "random", mode_random },
+	{ "short", mode_short },
+	{ "badmagic", mode_badmagic },
+	{ "badversion", mode_badversion },
+	{ "badlen", mode_badlen },
+	{ "badcsum", mode_badcsum },
+	{ "cluster", mode_cluster },
+	{ "notours", mode_notours },
+	{ "badtype", mode_badtype },
+	{ "unknownpeer", mode_unknownpeer },
+	{ "stale", mode_stale },
+	{ "frag", mode_frag },
+	{ "replay", mode_replay },
+};
+
+static int parse_mac(const char *s, uint8_t *mac)
+{
+	unsigned int m[ETH_ALEN];
+	int i;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+		   &m[5]) != ETH_ALEN)
+		return -1;
+	for (i = 0; i < ETH_ALEN; i++)
+		mac[i] = m[i];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+	int opt, c;
+
+	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:")) != -1) {
+		switch (opt) {
+		case 'i': ifname = optarg; break;
+		case 'd':
+			if (parse_mac(optarg, dmac))
+				usage();
+			break;
+		case 'm': mode = optarg; break;
+		case 'k': count = atoi(optarg); break;
+		case 'n': nsniff = atoi(optarg); break;
+		case 'p': port = strtoul(optarg, NULL, 0); break;
+		case 'w': wait_ms = atoi(optarg); break;
+		case 't': timeout_s = atoi(optarg); break;
+		case 'S': rng = strtoull(optarg, NULL, 0) * 0x9e3779b97f4a7c15ull | 1; break;
+		default: usage();
+		}
+	}
+	if (!ifname || !mode || count < 1 || nsniff < 1)
+		usage();
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		die(ifname);
+	crc_init();
+	open_tx();
+	/* Without a sniffed template: cluster 0, unknown nodes and sessions. */
+	tmpl.magic = htons(GRIM_ID);
+	tmpl.version = GRIM_WIRE_VERSION;
+	tmpl.src_node = htonl(0x00ab0001);
+	tmpl.dst_node = htonl(0x00ab0002);
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(mode, modes[i].name))
+			break;
+	if (i == sizeof(modes) / sizeof(modes[0]))
+		usage();
+	modes[i].fn();
+
+	printf("%s: sent %lu frames on %s to %02x:%02x:%02x:%02x:%02x:%02x, %lu errors\n",
+	       mode, sent, ifname, dmac[0], dmac[1], dmac[2], dmac[3], dmac[4],
+	       dmac[5], send_errors);
+	for (c = 0; c < C_MAX; c++)
+		if (expect[c])
+			printf("%s %s %lu\n", ctr_info[c].min_only ? "expect-min" : "expect",
+			       ctr_info[c].name, expect[c]);
+	return send_errors ? 1 : 0;
+}
