@@ -34,7 +34,10 @@ GRIM_KO=${GRIM_KO:-$top/grim.ko}
 case "$GRIM_KO" in /*) ;; *) GRIM_KO=$top/$GRIM_KO ;; esac
 command -v vng >/dev/null || { echo "vm-run: vng not found (make deps)" >&2; exit 1; }
 
-out=$top/.vm-out
+# GRIM_VM_OUT: where results land (default .vm-out/); set it to run
+# several VMs from one tree at once.
+out=${GRIM_VM_OUT:-$top/.vm-out}
+mkdir -p "$(dirname "$out")"
 rm -rf "$out"
 mkdir -p "$out" "$top/.cache"
 

@@ -182,6 +182,8 @@ cleanup() {
 	for c in "${_CLEANUPS[@]}"; do eval "$c"; done
 	for p in "${_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	# bg runs nsx in a subshell: its ip-netns-exec child outlives a kill.
+	pkill -9 -x grim_rdm 2>/dev/null
 	for ns in "${_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
 	exit $rc
 }

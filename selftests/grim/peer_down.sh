@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A peer that vanishes: its link is deleted while a sender streams to it.
+# The sender gets EHOSTUNREACH within the documented bound (dead_ms plus
+# one hello interval: 5 s with the defaults).  When the peer comes back
+# (a new NI, a new session), traffic flows again.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd ethtool
+require_grim
+
+BOUND_MS=6000	# dead 4000 + hello 1000 + scheduling slack
+
+pretty "" "2 hosts, host 1 streams to host 2"
+setup_hosts 2
+grim_cluster 2
+wait_peer_up 1 2
+bg nsx 2 "$RDM" recv -p 100 -n 100000000 -t 600
+sleep 0.3
+out=$(mktemp)
+at_exit "rm -f $out"
+nsx 1 "$RDM" send -d 2 -p 100 -M 2000 -E >"$out" &
+spid=$!
+sleep 2
+kill -0 $spid 2>/dev/null || fail "sender stopped early: $(cat "$out")"
+
+pretty "" "host 2's grim link disappears"
+ip -n "$(host 2)" link del grim0 || fail "link del"
+t0=$(date +%s%N)
+rc=0
+wait $spid || rc=$?
+t1=$(date +%s%N)
+ms=$(((t1 - t0) / 1000000))
+log "$(cat "$out")"
+log "sender stopped $ms ms after the peer vanished (bound $BOUND_MS ms)"
+check_eq "$rc" 3 "sender exit (3: a send failed)"
+check_match "$(cat "$out")" "No route to host|errno 113" "error reported"
+[ "$ms" -le $BOUND_MS ] || fail "error took $ms ms, bound is $BOUND_MS ms"
+[ "$(stat 1 peer_down_events)" -ge 1 ] || fail "peer down not counted"
+
+pretty "" "host 2 returns with a new NI; traffic resumes"
+grim_add "$(host 2)" eth0 grim0 address "$(grim_addr 2)" || fail "re-add"
+ip -n "$(host 2)" link set grim0 up
+wait_peer_up 1 2
+bg nsx 2 "$RDM" recv -p 101 -n 500 -t 60
+r=$!
+sleep 0.3
+nsx 1 "$RDM" send -d 2 -p 101 -n 500 -M 8000 -S 5 || fail "send after return"
+wait $r || fail "messages lost after the peer returned"
+[ "$(stat 1 peer_up_events)" -ge 2 ] || fail "peer did not come up again"
+check_dmesg
+exit 0
