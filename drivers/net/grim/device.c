@@ -18,9 +18,45 @@
 LIST_HEAD(grim_all_nis);	/* every NI, for lower-device events; RTNL */
 
 const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
-#define GRIM_STAT_NAME(id, name) [GRIM_STAT_##id] = name,
-	GRIM_STATS(GRIM_STAT_NAME)
-#undef GRIM_STAT_NAME
+	[GRIM_STAT_TX_MSGS] = "tx_msgs",
+	[GRIM_STAT_TX_BYTES] = "tx_bytes",
+	[GRIM_STAT_RX_MSGS] = "rx_msgs",
+	[GRIM_STAT_RX_BYTES] = "rx_bytes",
+	[GRIM_STAT_TX_FRAMES] = "tx_frames",
+	[GRIM_STAT_RX_FRAMES] = "rx_frames",
+	[GRIM_STAT_TX_ACKS] = "tx_acks",
+	[GRIM_STAT_RX_ACKS] = "rx_acks",
+	[GRIM_STAT_TX_NACKS] = "tx_nacks",
+	[GRIM_STAT_RX_NACKS] = "rx_nacks",
+	[GRIM_STAT_RETRANS_FRAMES] = "retransmit_frames",
+	[GRIM_STAT_RTO_EVENTS] = "retransmit_timeouts",
+	[GRIM_STAT_FAST_RETRANS] = "fast_retransmits",
+	[GRIM_STAT_DUP_FRAMES] = "rx_duplicate_frames",
+	[GRIM_STAT_OOO_FRAMES] = "rx_out_of_order_frames",
+	[GRIM_STAT_MSG_FAILED] = "tx_msgs_failed",
+	[GRIM_STAT_PEER_UP] = "peer_up_events",
+	[GRIM_STAT_PEER_DOWN] = "peer_down_events",
+	[GRIM_STAT_PEER_RESET] = "peer_session_resets",
+	[GRIM_STAT_TX_HELLOS] = "tx_hellos",
+	[GRIM_STAT_RX_HELLOS] = "rx_hellos",
+	[GRIM_STAT_DROP_SHORT] = "rx_drop_truncated",
+	[GRIM_STAT_DROP_MAGIC] = "rx_drop_bad_magic",
+	[GRIM_STAT_DROP_VERSION] = "rx_drop_bad_version",
+	[GRIM_STAT_DROP_LENGTH] = "rx_drop_bad_length",
+	[GRIM_STAT_DROP_CSUM] = "rx_drop_bad_checksum",
+	[GRIM_STAT_DROP_CLUSTER] = "rx_drop_other_cluster",
+	[GRIM_STAT_DROP_NOT_OURS] = "rx_drop_not_for_us",
+	[GRIM_STAT_DROP_UNKNOWN_PEER] = "rx_drop_unknown_peer",
+	[GRIM_STAT_DROP_STALE] = "rx_drop_stale_session",
+	[GRIM_STAT_DROP_TYPE] = "rx_drop_bad_type",
+	[GRIM_STAT_DROP_FRAG] = "rx_drop_bad_fragment",
+	[GRIM_STAT_DROP_MSG] = "rx_drop_bad_message",
+	[GRIM_STAT_DROP_REFUSED] = "rx_drop_stream_refused",
+	[GRIM_STAT_DROP_NO_EP] = "rx_drop_no_endpoint",
+	[GRIM_STAT_DROP_NOMEM] = "rx_drop_no_memory",
+	[GRIM_STAT_DROP_LIMIT] = "rx_drop_table_full",
+	[GRIM_STAT_DROP_BAD_ACK] = "rx_drop_bad_ack",
+	[GRIM_STAT_TX_ERRORS] = "tx_errors",
 };
 
 static int grim_open(struct net_device *dev)

@@ -49,54 +49,50 @@
 #define GRIM_CTL_LEN	(GRIM_LINK_HLEN + sizeof(struct grim_ctl_msg))
 #define GRIM_MSG_HLEN	sizeof(struct grim_msg_hdr)
 
-/*
- * Counters: one list feeds ethtool -S, netlink and the grim tool.
- * Kept per NI and, for the first GRIM_PEER_STATS of them, per peer.
+/* Counters: this enum and grim_stat_names[] (device.c) feed ethtool -S,
+ * netlink and the grim tool.  Kept per NI and, for the first
+ * GRIM_PEER_STATS of them, per peer.
  */
-#define GRIM_STATS(x)						\
-	x(TX_MSGS, "tx_msgs")					\
-	x(TX_BYTES, "tx_bytes")					\
-	x(RX_MSGS, "rx_msgs")					\
-	x(RX_BYTES, "rx_bytes")					\
-	x(TX_FRAMES, "tx_frames")				\
-	x(RX_FRAMES, "rx_frames")				\
-	x(TX_ACKS, "tx_acks")					\
-	x(RX_ACKS, "rx_acks")					\
-	x(TX_NACKS, "tx_nacks")					\
-	x(RX_NACKS, "rx_nacks")					\
-	x(RETRANS_FRAMES, "retransmit_frames")			\
-	x(RTO_EVENTS, "retransmit_timeouts")			\
-	x(FAST_RETRANS, "fast_retransmits")			\
-	x(DUP_FRAMES, "rx_duplicate_frames")			\
-	x(OOO_FRAMES, "rx_out_of_order_frames")			\
-	x(MSG_FAILED, "tx_msgs_failed")				\
-	x(PEER_UP, "peer_up_events")				\
-	x(PEER_DOWN, "peer_down_events")			\
-	x(PEER_RESET, "peer_session_resets")			\
-	x(TX_HELLOS, "tx_hellos")				\
-	x(RX_HELLOS, "rx_hellos")				\
-	x(DROP_SHORT, "rx_drop_truncated")			\
-	x(DROP_MAGIC, "rx_drop_bad_magic")			\
-	x(DROP_VERSION, "rx_drop_bad_version")			\
-	x(DROP_LENGTH, "rx_drop_bad_length")			\
-	x(DROP_CSUM, "rx_drop_bad_checksum")			\
-	x(DROP_CLUSTER, "rx_drop_other_cluster")		\
-	x(DROP_NOT_OURS, "rx_drop_not_for_us")			\
-	x(DROP_UNKNOWN_PEER, "rx_drop_unknown_peer")		\
-	x(DROP_STALE, "rx_drop_stale_session")			\
-	x(DROP_TYPE, "rx_drop_bad_type")			\
-	x(DROP_FRAG, "rx_drop_bad_fragment")			\
-	x(DROP_MSG, "rx_drop_bad_message")			\
-	x(DROP_REFUSED, "rx_drop_stream_refused")		\
-	x(DROP_NO_EP, "rx_drop_no_endpoint")			\
-	x(DROP_NOMEM, "rx_drop_no_memory")			\
-	x(DROP_LIMIT, "rx_drop_table_full")			\
-	x(DROP_BAD_ACK, "rx_drop_bad_ack")			\
-	x(TX_ERRORS, "tx_errors")
-
-#define GRIM_STAT_ENUM(id, name) GRIM_STAT_##id,
 enum grim_stat {
-	GRIM_STATS(GRIM_STAT_ENUM)
+	GRIM_STAT_TX_MSGS,
+	GRIM_STAT_TX_BYTES,
+	GRIM_STAT_RX_MSGS,
+	GRIM_STAT_RX_BYTES,
+	GRIM_STAT_TX_FRAMES,
+	GRIM_STAT_RX_FRAMES,
+	GRIM_STAT_TX_ACKS,
+	GRIM_STAT_RX_ACKS,
+	GRIM_STAT_TX_NACKS,
+	GRIM_STAT_RX_NACKS,
+	GRIM_STAT_RETRANS_FRAMES,
+	GRIM_STAT_RTO_EVENTS,
+	GRIM_STAT_FAST_RETRANS,
+	GRIM_STAT_DUP_FRAMES,
+	GRIM_STAT_OOO_FRAMES,
+	GRIM_STAT_MSG_FAILED,
+	GRIM_STAT_PEER_UP,
+	GRIM_STAT_PEER_DOWN,
+	GRIM_STAT_PEER_RESET,
+	GRIM_STAT_TX_HELLOS,
+	GRIM_STAT_RX_HELLOS,
+	GRIM_STAT_DROP_SHORT,
+	GRIM_STAT_DROP_MAGIC,
+	GRIM_STAT_DROP_VERSION,
+	GRIM_STAT_DROP_LENGTH,
+	GRIM_STAT_DROP_CSUM,
+	GRIM_STAT_DROP_CLUSTER,
+	GRIM_STAT_DROP_NOT_OURS,
+	GRIM_STAT_DROP_UNKNOWN_PEER,
+	GRIM_STAT_DROP_STALE,
+	GRIM_STAT_DROP_TYPE,
+	GRIM_STAT_DROP_FRAG,
+	GRIM_STAT_DROP_MSG,
+	GRIM_STAT_DROP_REFUSED,
+	GRIM_STAT_DROP_NO_EP,
+	GRIM_STAT_DROP_NOMEM,
+	GRIM_STAT_DROP_LIMIT,
+	GRIM_STAT_DROP_BAD_ACK,
+	GRIM_STAT_TX_ERRORS,
 	GRIM_STAT_MAX
 };
 
@@ -156,8 +152,7 @@ struct grim_rxs {
 struct grim_peer {
 	struct hlist_node link;		/* ni->peers, RCU */
 	struct grim_ni *ni;
-	/*
-	 * Protects everything below, and the streams.  Taken in softirq
+	/* Protects everything below, and the streams.  Taken in softirq
 	 * (receive, timers) and process context (send), always with BH off.
 	 */
 	spinlock_t lock;

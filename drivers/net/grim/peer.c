@@ -93,8 +93,7 @@ out:
 	return peer;
 }
 
-/*
- * Forget all stream state of a session, failing what was not yet
+/* Forget all stream state of a session, failing what was not yet
  * acknowledged.  Streams stay allocated (their timers may be running);
  * they restart at sequence 0 in the next session.  Peer lock held.
  */
@@ -159,8 +158,7 @@ static void grim_send_hello(struct grim_ni *ni)
 	grim_xmit(ni, NULL, skb);
 }
 
-/*
- * Account a newer or first generation of the peer.  Returns false for a
+/* Account a newer or first generation of the peer.  Returns false for a
  * frame of an older session, which the caller drops.  Peer lock held.
  */
 static bool grim_peer_learn_gen(struct grim_ni *ni, struct grim_peer *peer,
@@ -184,8 +182,7 @@ static bool grim_peer_learn_gen(struct grim_ni *ni, struct grim_peer *peer,
 	return true;
 }
 
-/*
- * Validate the session fields of a DATA/ACK/NACK frame.  Peer lock held.
+/* Validate the session fields of a DATA/ACK/NACK frame.  Peer lock held.
  */
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 			     const struct grim_link_hdr *lh)
@@ -341,8 +338,7 @@ void grim_peer_free(struct grim_peer *peer)
 	kfree(peer);
 }
 
-/*
- * Stop the NI (process context, RTNL): no more frames in, every queued
+/* Stop the NI (process context, RTNL): no more frames in, every queued
  * message fails with ENETDOWN, all peers and streams are freed.
  */
 void grim_ni_stop(struct grim_ni *ni)

@@ -102,8 +102,7 @@ static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
 	grim_ep_put(ep);
 }
 
-/*
- * The first frame of a message, in sequence.  Returns 0 when the frame
+/* The first frame of a message, in sequence.  Returns 0 when the frame
  * was taken (the stream advances), or a stat to count and drop it by.
  */
 static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
@@ -169,8 +168,7 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 		grim_rx_deliver(ni, peer, ep, skb);
 		return 0;
 	}
-	/*
-	 * Frames may share their data with the sender's copy, so they are
+	/* Frames may share their data with the sender's copy, so they are
 	 * chained under a head of our own rather than onto each other.
 	 */
 	rxs->reasm = alloc_skb(0, GFP_ATOMIC);
@@ -203,8 +201,7 @@ static void grim_rx_append(struct grim_rxs *rxs, struct sk_buff *skb)
 	rxs->reasm_got += skb->len;
 }
 
-/*
- * Take the in-sequence frame @skb (consumed).  Returns true when the
+/* Take the in-sequence frame @skb (consumed).  Returns true when the
  * stream advanced; *ack is set when the frame ended a message.
  */
 static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
@@ -263,8 +260,7 @@ drop:
 	return false;
 }
 
-/*
- * Keep a frame that arrived ahead of a gap, so that the retransmission
+/* Keep a frame that arrived ahead of a gap, so that the retransmission
  * of the missing one lets the stream jump forward.  Sorted by sequence.
  */
 static void grim_rx_hold(struct grim_ni *ni, struct grim_peer *peer,
@@ -317,13 +313,14 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 	if (seq != rxs->rcv_nxt) {
-		if (grim_seq_before(seq, rxs->rcv_nxt)) {
-			grim_count(ni, peer, GRIM_STAT_DUP_FRAMES);
-			kfree_skb(skb);
-		} else if (rxs->refused) {
+		if (rxs->refused && grim_seq_after(seq, rxs->rcv_nxt)) {
 			grim_count(ni, peer, GRIM_STAT_DROP_REFUSED);
 			kfree_skb(skb);
 			return;
+		}
+		if (grim_seq_before(seq, rxs->rcv_nxt)) {
+			grim_count(ni, peer, GRIM_STAT_DUP_FRAMES);
+			kfree_skb(skb);
 		} else {
 			grim_rx_hold(ni, peer, rxs, skb, seq);
 		}

@@ -68,8 +68,7 @@ static struct grim_txs *grim_txs_get(struct grim_peer *peer, u16 src_chan,
 	return txs;
 }
 
-/*
- * Feed the RTT estimator (Jacobson/Karels, in jiffies) and derive the
+/* Feed the RTT estimator (Jacobson/Karels, in jiffies) and derive the
  * retransmission timeout, never below the link's configured rto_ms.
  */
 static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
@@ -153,8 +152,7 @@ static struct sk_buff *grim_txs_frame_at(struct grim_txs *txs, u32 seq)
 	return NULL;
 }
 
-/*
- * Go back to @seq.  Frames already sent past it will draw duplicate ACKs
+/* Go back to @seq.  Frames already sent past it will draw duplicate ACKs
  * when they arrive; @recover marks them so they cannot trigger another
  * rollback before the stream has moved past them.
  */
@@ -177,8 +175,7 @@ static void grim_frame_stamp(struct grim_peer *peer, struct sk_buff *skb)
 	GRIM_FRAME_CB(skb)->stamped = true;
 }
 
-/*
- * Transmit what the window allows.  Peer lock held.  Frames go to the
+/* Transmit what the window allows.  Peer lock held.  Frames go to the
  * device under the lock so that a stream's frames leave in order.
  */
 void grim_txs_push(struct grim_txs *txs)
@@ -301,8 +298,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	grim_txs_push(txs);
 }
 
-/*
- * Attach @len payload bytes of @msg at @off to frame @skb: bytes in the
+/* Attach @len payload bytes of @msg at @off to frame @skb: bytes in the
  * message's linear part are copied, page fragments are shared.
  */
 static int grim_frame_add_payload(struct sk_buff *skb, struct sk_buff *msg,
@@ -359,8 +355,7 @@ static void grim_msg_hdr_fill(struct grim_msg_hdr *mh, struct sk_buff *msg,
 		mh->arg[i] = htonl(cb->arg[i]);
 }
 
-/*
- * Cut a message into frames for a lower device of @mtu.  Sequence numbers
+/* Cut a message into frames for a lower device of @mtu.  Sequence numbers
  * are filled in later, under the peer lock.
  */
 static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,

@@ -34,8 +34,7 @@ static const struct skb_checksum_ops grim_crc_ops = {
 	.combine = grim_crc_combine,
 };
 
-/*
- * CRC32C of the first @len bytes of a frame with its csum field taken as
+/* CRC32C of the first @len bytes of a frame with its csum field taken as
  * zero.  The frame may be a clone sharing data with the sender, so the
  * field is skipped rather than cleared.
  */
@@ -92,8 +91,7 @@ struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int len)
 	return skb;
 }
 
-/*
- * Hand one frame to the lower device (or, for our own node, back to our
+/* Hand one frame to the lower device (or, for our own node, back to our
  * receive path through the backlog, so sending to oneself follows the
  * same protocol).  Consumes @skb.  The skb may be a clone of a frame
  * kept for retransmission: the Ethernet header goes into a private head.
@@ -173,6 +171,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	const struct grim_link_hdr *lh;
 	struct grim_peer *peer;
 	u32 src, dst;
+	bool loop;
 
 	if (skb->pkt_type == PACKET_OTHERHOST)
 		goto consume;
@@ -189,7 +188,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	lh = (const struct grim_link_hdr *)skb->data;
 	src = ntohl(lh->src_node);
 	dst = ntohl(lh->dst_node);
-	if ((src == ni->node) != (skb->pkt_type == PACKET_LOOPBACK) ||
+	loop = skb->pkt_type == PACKET_LOOPBACK;
+	if ((loop ? src != ni->node : src == ni->node) ||
 	    src == GRIM_NODE_ANY || src == 0 ||
 	    (dst != ni->node && !(dst == GRIM_NODE_ANY &&
 				  lh->type == GRIM_FT_HELLO))) {
