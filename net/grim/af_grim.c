@@ -571,3 +571,47 @@ void grim_af_exit(void)
 	unregister_pernet_subsys(&grim_ports_ops);
 	proto_unregister(&grim_proto);
 }
+
+/* Report the bound sockets of @net to @fn, skipping the first @skip, in
+ * hash order, until @fn returns non-zero.  Returns how many sockets were
+ * walked past, the @skip of the next call.  For netlink dumps.
+ */
+int grim_sock_walk(struct net *net, int skip,
+		   int (*fn)(const struct grim_sock_info *si, void *arg),
+		   void *arg)
+{
+	struct grim_ports *gp = grim_ports(net);
+	struct grim_sock_info si;
+	struct grim_sock *gs;
+	int i, idx = 0;
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(gp->hash); i++) {
+		hlist_for_each_entry_rcu(gs, &gp->hash[i], bind_node) {
+			struct sock *sk = &gs->sk;
+
+			if (idx < skip) {
+				idx++;
+				continue;
+			}
+			memset(&si, 0, sizeof(si));
+			si.port = READ_ONCE(gs->ep.port);
+			si.type = sk->sk_type;
+			si.peer_node = READ_ONCE(gs->peer_node);
+			si.peer_port = READ_ONCE(gs->peer_port);
+			si.rx_queue = sk_rmem_alloc_get(sk);
+			si.tx_queue = sk_wmem_alloc_get(sk);
+			si.rcvbuf = READ_ONCE(sk->sk_rcvbuf);
+			si.sndbuf = READ_ONCE(sk->sk_sndbuf);
+			si.drops = atomic_read(&sk->sk_drops);
+			si.inode = sock_i_ino(sk);
+			si.uid = from_kuid_munged(sk_user_ns(sk), sock_i_uid(sk));
+			if (fn(&si, arg))
+				goto out;
+			idx++;
+		}
+	}
+out:
+	rcu_read_unlock();
+	return idx;
+}

@@ -53,8 +53,7 @@ int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
 	return 0;
 }
 
-/*
- * Forget a peer: its queued messages fail with ECONNABORTED.  A peer that
+/* Forget a peer: its queued messages fail with ECONNABORTED.  A peer that
  * still sends hellos is discovered again.  RTNL held; sleeps.
  */
 int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)

@@ -93,7 +93,7 @@ enum {
  */
 enum grim_frame_type {
 	GRIM_FT_DATA	= 1,	/* a fragment of a message */
-	GRIM_FT_ACK	= 2,	/* cumulative acknowledgement of a stream */
+	GRIM_FT_ACK	= 2,	/* cumulative acknowledgment of a stream */
 	GRIM_FT_NACK	= 3,	/* refusal: endpoint full, roll back */
 	GRIM_FT_HELLO	= 4,	/* discovery (broadcast) and keep-alive */
 };
@@ -166,5 +166,88 @@ struct grim_hello {
 	__be32	flags;
 	__be32	hello_ms;	/* the sender's hello interval */
 };
+
+/* Generic netlink family "grim": configuration and statistics of the NIs,
+ * their peers and the bound sockets of a network namespace.  Specified in
+ * Documentation/netlink/specs/grim.yaml.  Changes need CAP_NET_ADMIN in
+ * the namespace's user namespace; reads do not.
+ */
+#define GRIM_GENL_NAME		"grim"
+#define GRIM_GENL_VERSION	1
+#define GRIM_GENL_MCGRP_EVENTS	"events"
+
+/* Peer states as reported in GRIM_A_PEER_STATE. */
+enum grim_nl_peer_state {
+	GRIM_NL_PEER_NEW,	/* heard of, session not yet confirmed */
+	GRIM_NL_PEER_UP,	/* session confirmed both ways */
+	GRIM_NL_PEER_DOWN,	/* silent for dead_ms */
+};
+
+enum {
+	GRIM_CMD_UNSPEC,
+	GRIM_CMD_NODE_GET,	/* do, dump: node and cluster id of links */
+	GRIM_CMD_NODE_SET,	/* do: node, cluster id (link must be down) */
+	GRIM_CMD_PEER_GET,	/* do, dump: peers and their counters */
+	GRIM_CMD_PEER_ADD,	/* do: static peer (node, MAC) */
+	GRIM_CMD_PEER_DEL,	/* do: forget a peer */
+	GRIM_CMD_LINK_GET,	/* do, dump: NI state, tunables, counters */
+	GRIM_CMD_SOCKET_GET,	/* dump: bound AF_GRIM sockets */
+	GRIM_CMD_PEER_NTF,	/* notification: a peer changed state */
+	GRIM_CMD_LINK_NEW_NTF,	/* notification: an NI was added */
+	GRIM_CMD_LINK_DEL_NTF,	/* notification: an NI was removed */
+	__GRIM_CMD_MAX,
+};
+
+#define GRIM_CMD_MAX	(__GRIM_CMD_MAX - 1)
+
+enum {
+	GRIM_A_UNSPEC,
+	GRIM_A_PAD,
+	GRIM_A_IFINDEX,		/* u32: the grim link */
+	GRIM_A_IFNAME,		/* string */
+	GRIM_A_LOWER_IFINDEX,	/* u32: the Ethernet device below */
+	GRIM_A_NODE,		/* u32: node id (of the link or the peer) */
+	GRIM_A_CLUSTER,		/* u32: cluster id */
+	GRIM_A_RUNNING,		/* u8: the NI runs (link up) */
+	GRIM_A_HELLO_MS,	/* u32 */
+	GRIM_A_DEAD_MS,		/* u32 */
+	GRIM_A_RTO_MS,		/* u32 */
+	GRIM_A_WINDOW,		/* u32 */
+	GRIM_A_NPEERS,		/* u32: peers known, this NI included */
+	GRIM_A_STAT,		/* nest, multi: one counter, GRIM_A_STAT_* */
+	GRIM_A_PEER_STATE,	/* u8: enum grim_nl_peer_state */
+	GRIM_A_PEER_MAC,	/* binary: 6-byte MAC on the lower device */
+	GRIM_A_PEER_LGEN,	/* u32: our session generation */
+	GRIM_A_PEER_RGEN,	/* u32: the peer's generation, 0 unknown */
+	GRIM_A_PEER_LAST_RX_MS,	/* u32: ms since its last valid frame */
+	GRIM_A_PEER_STATIC,	/* flag: configured, not discovered */
+	GRIM_A_PEER_TX_STREAMS,	/* u32 */
+	GRIM_A_PEER_RX_STREAMS,	/* u32 */
+	GRIM_A_SOCK_PORT,	/* u16 */
+	GRIM_A_SOCK_TYPE,	/* u16: SOCK_RDM */
+	GRIM_A_SOCK_PEER_NODE,	/* u32: connect() destination */
+	GRIM_A_SOCK_PEER_PORT,	/* u16 */
+	GRIM_A_SOCK_RX_QUEUE,	/* u32: bytes queued to read */
+	GRIM_A_SOCK_TX_QUEUE,	/* u32: bytes sent, not yet acknowledged */
+	GRIM_A_SOCK_RCVBUF,	/* u32 */
+	GRIM_A_SOCK_SNDBUF,	/* u32 */
+	GRIM_A_SOCK_DROPS,	/* u32 */
+	GRIM_A_SOCK_INODE,	/* u64 */
+	GRIM_A_SOCK_UID,	/* u32 */
+	__GRIM_A_MAX,
+};
+
+#define GRIM_A_MAX	(__GRIM_A_MAX - 1)
+
+/* One counter: the names are those of ethtool -S. */
+enum {
+	GRIM_A_STAT_UNSPEC,
+	GRIM_A_STAT_PAD,
+	GRIM_A_STAT_NAME,	/* string */
+	GRIM_A_STAT_VALUE,	/* u64 */
+	__GRIM_A_STAT_MAX,
+};
+
+#define GRIM_A_STAT_MAX	(__GRIM_A_STAT_MAX - 1)
 
 #endif /* _UAPI_LINUX_GRIM_H */
