@@ -102,7 +102,9 @@ void grim_xmit(struct grim_ni *ni, struct grim_peer *peer, struct sk_buff *skb)
 
 	skb->dev = lower;
 	skb->protocol = htons(GRIM_ETH_P);
-	skb->priority = TC_PRIO_CONTROL;
+	/* ACKs, NACKs and hellos overtake data in priority qdiscs. */
+	skb->priority = ((struct grim_link_hdr *)skb->data)->type ==
+			GRIM_FT_DATA ? TC_PRIO_BESTEFFORT : TC_PRIO_CONTROL;
 	skb_reset_network_header(skb);
 
 	if (peer == ni->self) {
