@@ -272,7 +272,8 @@ static int xmit(struct dest *d, const void *buf, size_t len)
 /*
  * Wait up to @tmo seconds for a message whose header has @op (and @seq if
  * @seq >= 0); anything else (stale echoes, TIPC rejections) is skipped.
- * Returns the message length, 0 on timeout, -1 on error.
+ * Returns the message length, 0 on timeout, -1 on error, -2 when TIPC
+ * returned our FIN (it rejects messages to an overloaded socket).
  */
 static ssize_t await(int fd, void *buf, size_t size, int op, long long seq,
 		     double tmo)
@@ -310,6 +311,9 @@ static ssize_t await(int fd, void *buf, size_t size, int op, long long seq,
 				continue;
 			return -1;
 		}
+		if ((size_t)n >= sizeof(*h) && o.fam == F_TIPC &&
+		    h->op == OP_FIN && op == OP_STAT)
+			return -2;	/* our FIN, rejected: server queue full */
 		if ((size_t)n < sizeof(*h) || h->op != op ||
 		    (seq >= 0 && h->seq != (uint32_t)seq))
 			continue;
@@ -711,6 +715,11 @@ static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
 			return;
 		}
 		r = await(d.fd, rbuf, sizeof(*st), OP_STAT, -1, reliable() ? 60 : 0.5);
+		if (r == -2 && now() < res->t0 + o.secs + 60) {
+			usleep(10000);
+			tries--;	/* TIPC bounced the FIN: send it again */
+			continue;
+		}
 		if (r < 0) {
 			perror("grim-perf: waiting for STAT");
 			return;

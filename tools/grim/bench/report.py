@@ -56,8 +56,9 @@ class Data:
         self.losses = sorted({r["loss"] for r in rows})
         self.reps = sorted({r["rep"] for r in rows})
 
-    def sizes(self, test, senders=1):
-        return sorted({k[2] for k in self.d if k[0] == test and k[3] == senders})
+    def sizes(self, test, senders=1, loss=None):
+        return sorted({k[2] for k in self.d if k[0] == test and k[3] == senders
+                       and (loss is None or k[4] == loss)})
 
     def vals(self, test, fam, size, senders, loss, metric):
         reps = self.d.get((test, fam, size, senders, loss), {})
@@ -119,18 +120,18 @@ def tables(D, rate_senders):
     out.append("| case | size (B) | loss | ÷ TIPC | ÷ UDP | ÷ TCP | ÷ raw |")
     out.append("|---|---:|---:|---|---|---|---|")
     for loss in D.losses:
-        for s in D.sizes("pingpong"):
+        for s in D.sizes("pingpong", 1, loss):
             cells = [fmt(D.ratio("pingpong", p, s, 1, loss, "lat_med_us"))
                      for p in PEERS]
             out.append(f"| latency (median) | {s} | {lossname(loss)} | "
                        + " | ".join(cells) + " |")
-    for s in D.sizes("pingpong"):
+    for s in D.sizes("pingpong", 1, 0.0):
         cells = [fmt(D.ratio("pingpong", p, s, 1, 0.0, "lat_min_us"))
                  for p in PEERS]
         out.append(f"| latency (best round trip) | {s} | 0% | "
                    + " | ".join(cells) + " |")
     for loss in D.losses:
-        for s in D.sizes("stream"):
+        for s in D.sizes("stream", 1, loss):
             cells = [fmt(D.ratio("stream", p, s, 1, loss, "mbps"))
                      for p in PEERS[:3]] + ["–"]
             out.append(f"| bandwidth | {s} | {lossname(loss)} | "
@@ -149,7 +150,7 @@ def tables(D, rate_senders):
                + " | GRIM p99 |")
     out.append("|---:|---:|" + "---:|" * (len(FAMS) + 1))
     for loss in D.losses:
-        for s in D.sizes("pingpong"):
+        for s in D.sizes("pingpong", 1, loss):
             cells = [fmt_val(D.summary("pingpong", f, s, 1, loss, "lat_med_us"))
                      for f in FAMS]
             p99 = fmt_val(D.summary("pingpong", "grim", s, 1, loss, "lat_p99_us"))
@@ -164,7 +165,7 @@ def tables(D, rate_senders):
         out.append("| size (B) | UDP grim-perf | UDP sockperf | TCP grim-perf | "
                    "TCP sockperf |")
         out.append("|---:|---:|---:|---:|---:|")
-        for s in D.sizes("pingpong"):
+        for s in D.sizes("pingpong", 1, 0.0):
             cells = [fmt_val(D.summary("pingpong", f, s, 1, 0.0, "lat_med_us"))
                      for f in ("udp", "sockperf-udp", "tcp", "sockperf-tcp")]
             out.append(f"| {s} | " + " | ".join(cells) + " |")
@@ -177,7 +178,7 @@ def tables(D, rate_senders):
     out.append("| size (B) | loss | " + " | ".join(LABEL[f] for f in sfams) + " |")
     out.append("|---:|---:|" + "---:|" * len(sfams))
     for loss in D.losses:
-        for s in D.sizes("stream"):
+        for s in D.sizes("stream", 1, loss):
             cells = []
             for f in sfams:
                 c = fmt_val(D.summary("stream", f, s, 1, loss, "mbps"))
