@@ -28,13 +28,15 @@ int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
 		return -EINVAL;
 	}
 	rcu_read_lock();
-	exists = grim_peer_lookup(ni, node);
+	peer = grim_peer_lookup(ni, node);
+	exists = peer && peer->configured;
 	rcu_read_unlock();
 	if (exists) {
-		NL_SET_ERR_MSG(extack, "peer already known");
+		NL_SET_ERR_MSG(extack, "peer already configured");
 		return -EEXIST;
 	}
 
+	/* A discovered peer becomes static, with the given MAC. */
 	local_bh_disable();
 	peer = grim_peer_create(ni, node);
 	local_bh_enable();
@@ -53,13 +55,19 @@ int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
 	return 0;
 }
 
-/* Forget a peer: its queued messages fail with ECONNABORTED.  A peer that
- * still sends hellos is discovered again.  RTNL held; sleeps.
+/* Forget a peer.  One that never answered is removed.  One with a
+ * session (it may have stream state of ours) cannot simply vanish: a new
+ * entry would start again at the same generation and sequence 0 while
+ * the peer still expects our old sequence numbers.  So its session ends
+ * as if it had gone down: queued messages fail with ECONNABORTED and its
+ * next frames carry a newer generation, which makes the peer reset too;
+ * it is then rediscovered.  RTNL held; sleeps.
  */
 int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 {
 	struct grim_peer *peer;
 	struct grim_txs *txs;
+	bool session;
 	int i;
 
 	ASSERT_RTNL();
@@ -74,24 +82,34 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 	spin_lock_bh(&ni->lock);
 	peer = grim_peer_lookup(ni, node);
 	if (peer) {
-		hlist_del_rcu(&peer->link);
-		ni->npeers--;
+		spin_lock(&peer->lock);
+		session = peer->rgen || peer->state != GRIM_PEER_NEW;
+		if (session) {
+			grim_peer_flush(peer, -ECONNABORTED);
+			peer->lgen = peer->lgen + 1 ?: 1;
+			peer->rgen = 0;
+			peer->state = GRIM_PEER_NEW;
+			peer->configured = false;
+			peer->last_rx = jiffies;
+		} else {
+			peer->dead = true;
+			grim_peer_flush(peer, -ECONNABORTED);
+			for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
+				hlist_for_each_entry(txs, &peer->txs[i], link)
+					txs->dead = true;
+			hlist_del_rcu(&peer->link);
+			ni->npeers--;
+		}
+		spin_unlock(&peer->lock);
 	}
 	spin_unlock_bh(&ni->lock);
 	if (!peer) {
 		NL_SET_ERR_MSG(extack, "no such peer");
 		return -ENOENT;
 	}
-
-	spin_lock_bh(&peer->lock);
-	peer->dead = true;
-	grim_peer_flush(peer, -ECONNABORTED);
-	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
-		hlist_for_each_entry(txs, &peer->txs[i], link)
-			txs->dead = true;
-	spin_unlock_bh(&peer->lock);
-
-	synchronize_rcu();
-	grim_peer_free(peer);
+	if (!session) {
+		synchronize_rcu();
+		grim_peer_free(peer);
+	}
 	return 0;
 }
