@@ -13,6 +13,7 @@
 #include <asm/unaligned.h>
 
 #include "grim.h"
+#include "../../../net/grim/af_grim.h"
 #include "../../../net/grim/netlink.h"
 
 LIST_HEAD(grim_all_nis);	/* every NI, for lower-device events; RTNL */
@@ -167,12 +168,72 @@ static void grim_get_ethtool_stats(struct net_device *dev,
 		data[i] = atomic_long_read(&ni->stats[i]);
 }
 
+/* NI queue sizes: TX is the window, the frames each stream may have in
+ * flight unacknowledged; RX is the number of frames a stream holds past a
+ * gap, fixed by the NI.
+ */
+static void grim_get_ringparam(struct net_device *dev,
+			       struct ethtool_ringparam *ring,
+			       struct kernel_ethtool_ringparam *kring,
+			       struct netlink_ext_ack *extack)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	ring->tx_max_pending = GRIM_MAX_WINDOW;
+	ring->tx_pending = READ_ONCE(ni->window);
+	ring->rx_max_pending = GRIM_MAX_OOO;
+	ring->rx_pending = GRIM_MAX_OOO;
+}
+
+static int grim_set_ringparam(struct net_device *dev,
+			      struct ethtool_ringparam *ring,
+			      struct kernel_ethtool_ringparam *kring,
+			      struct netlink_ext_ack *extack)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	if (ring->rx_pending != GRIM_MAX_OOO || ring->rx_mini_pending ||
+	    ring->rx_jumbo_pending) {
+		NL_SET_ERR_MSG(extack,
+			       "only the TX window (frames in flight per stream) can be set");
+		return -EOPNOTSUPP;
+	}
+	if (!ring->tx_pending) {
+		NL_SET_ERR_MSG(extack, "the TX window needs at least one frame");
+		return -EINVAL;
+	}
+	WRITE_ONCE(ni->window, ring->tx_pending);
+	return 0;
+}
+
+static int grim_count_ep(const struct grim_sock_info *si, void *arg)
+{
+	(*(u32 *)arg)++;
+	return 0;
+}
+
+/* Logical channels: every bound endpoint has one, and an NI keeps up to
+ * GRIM_MAX_STREAMS streams per peer and direction.
+ */
+static void grim_get_channels(struct net_device *dev,
+			      struct ethtool_channels *ch)
+{
+	u32 n = 0;
+
+	grim_sock_walk(dev_net(dev), 0, grim_count_ep, &n);
+	ch->max_other = GRIM_MAX_STREAMS;
+	ch->other_count = min_t(u32, n, GRIM_MAX_STREAMS);
+}
+
 static const struct ethtool_ops grim_ethtool_ops = {
 	.get_drvinfo		= grim_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
 	.get_sset_count		= grim_get_sset_count,
 	.get_strings		= grim_get_strings,
 	.get_ethtool_stats	= grim_get_ethtool_stats,
+	.get_ringparam		= grim_get_ringparam,
+	.set_ringparam		= grim_set_ringparam,
+	.get_channels		= grim_get_channels,
 };
 
 static void grim_setup(struct net_device *dev)
