@@ -57,10 +57,20 @@ int grim_ni_send(struct grim_ni *ni, struct sk_buff *skb);
 /* Find the bound endpoint @port of @net; takes a reference. */
 struct grim_ep *grim_ep_get(struct net *net, u16 port);
 void grim_ep_put(struct grim_ep *ep);
-/* Room for a @len byte message in the endpoint's receive queue? */
-bool grim_ep_has_room(struct grim_ep *ep, unsigned int len);
-/* Queue a complete message (payload only, cb filled) on the endpoint. */
-void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb);
+/*
+ * Reserve room for a @len byte message in the endpoint's receive queue
+ * (charged to it at once, so that messages in reassembly count against
+ * SO_RCVBUF); false when the endpoint is full.
+ */
+bool grim_ep_reserve(struct grim_ep *ep, unsigned int len);
+/* Give back a reservation whose message will not arrive. */
+void grim_ep_unreserve(struct grim_ep *ep, unsigned int len);
+/*
+ * Queue a complete message (payload only, cb filled) on the endpoint,
+ * in place of the @reserved bytes it reserved.
+ */
+void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb,
+		     unsigned int reserved);
 /* A message the endpoint sent could not be delivered; @err < 0. */
 void grim_ep_tx_failed(struct sk_buff *msg, int err);
 

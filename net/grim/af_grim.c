@@ -139,20 +139,34 @@ void grim_ep_put(struct grim_ep *ep)
 	sock_put(&container_of(ep, struct grim_sock, ep)->sk);
 }
 
-bool grim_ep_has_room(struct grim_ep *ep, unsigned int len)
+bool grim_ep_reserve(struct grim_ep *ep, unsigned int len)
 {
 	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
 	int rmem = atomic_read(&sk->sk_rmem_alloc);
 
 	/* An empty queue takes any message, or a big one never would. */
-	return !rmem || rmem + len <= READ_ONCE(sk->sk_rcvbuf) ||
-	       sock_flag(sk, SOCK_DEAD);
+	if (rmem && rmem + len > READ_ONCE(sk->sk_rcvbuf) &&
+	    !sock_flag(sk, SOCK_DEAD)) {
+		atomic_inc(&sk->sk_drops);
+		return false;
+	}
+	atomic_add(len, &sk->sk_rmem_alloc);
+	return true;
 }
 
-void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb)
+void grim_ep_unreserve(struct grim_ep *ep, unsigned int len)
 {
 	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
 
+	atomic_sub(len, &sk->sk_rmem_alloc);
+}
+
+void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb,
+		     unsigned int reserved)
+{
+	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
+
+	atomic_sub(reserved, &sk->sk_rmem_alloc);
 	if (sock_flag(sk, SOCK_DEAD)) {
 		kfree_skb(skb);
 		return;

@@ -32,6 +32,7 @@
 #define GRIM_ACK_EVERY		8	/* frames between ACKs inside a message */
 #define GRIM_DUPACK_THRESH	3
 #define GRIM_MAX_OOO		64	/* frames held past a gap, per stream */
+#define GRIM_OOO_MEM		(32 << 20)	/* bytes held so, per NI */
 
 #define GRIM_DEF_HELLO_MS	1000
 #define GRIM_DEF_DEAD_MS	4000
@@ -129,12 +130,14 @@ struct grim_txs {
 	unsigned long backoff;		/* jiffies, backs off on NACKs */
 	u8 dupacks;
 	bool held;		/* rolled back by a NACK, waiting to resume */
+	bool probe;		/* after a NACK: one frame in flight */
 	bool dead;		/* NI stopping: timer must not rearm */
 };
 
 /* Receiver side of one stream: the peer's src_chan to our dst_chan. */
 struct grim_rxs {
 	struct hlist_node link;
+	struct grim_peer *peer;
 	u16 src_chan;
 	u16 dst_chan;
 	u32 rcv_nxt;		/* next expected frame */
@@ -191,6 +194,7 @@ struct grim_ni {
 	struct grim_peer *self;
 	struct hlist_head peers[1 << GRIM_PEER_HASH_BITS];
 	struct timer_list hello_timer;
+	atomic_long_t ooo_mem;		/* truesize of frames held past gaps */
 	atomic_long_t stats[GRIM_STAT_MAX];
 };
 

@@ -39,6 +39,7 @@ static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 	rxs = kzalloc(sizeof(*rxs), GFP_ATOMIC);
 	if (!rxs)
 		return NULL;
+	rxs->peer = peer;
 	rxs->src_chan = src_chan;
 	rxs->dst_chan = dst_chan;
 	__skb_queue_head_init(&rxs->ooo);
@@ -47,13 +48,26 @@ static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 	return rxs;
 }
 
+static void grim_rxs_purge_ooo(struct grim_rxs *rxs)
+{
+	struct grim_ni *ni = rxs->peer->ni;
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(&rxs->ooo))) {
+		atomic_long_sub(skb->truesize, &ni->ooo_mem);
+		kfree_skb(skb);
+	}
+}
+
 static void grim_rxs_abort(struct grim_rxs *rxs)
 {
 	kfree_skb(rxs->reasm);
 	rxs->reasm = NULL;
 	rxs->reasm_tail = NULL;
-	if (rxs->ep)
+	if (rxs->ep) {
+		grim_ep_unreserve(rxs->ep, rxs->reasm_want);
 		grim_ep_put(rxs->ep);
+	}
 	rxs->ep = NULL;
 	rxs->reasm_want = 0;
 	rxs->reasm_got = 0;
@@ -63,7 +77,7 @@ static void grim_rxs_abort(struct grim_rxs *rxs)
 void grim_rxs_reset(struct grim_rxs *rxs)
 {
 	grim_rxs_abort(rxs);
-	__skb_queue_purge(&rxs->ooo);
+	grim_rxs_purge_ooo(rxs);
 	rxs->rcv_nxt = 0;
 	rxs->refused = false;
 	rxs->unacked = 0;
@@ -98,7 +112,7 @@ static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
 {
 	grim_count(ni, peer, GRIM_STAT_RX_MSGS);
 	grim_count_add(ni, peer, GRIM_STAT_RX_BYTES, skb->len);
-	grim_ep_deliver(ep, skb);
+	grim_ep_deliver(ep, skb, skb->len);
 	grim_ep_put(ep);
 }
 
@@ -146,12 +160,15 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 		kfree_skb(skb);
 		return 0;
 	}
-	if (!grim_ep_has_room(ep, len)) {
+	if (!grim_ep_reserve(ep, len)) {
 		grim_ep_put(ep);
 		rxs->refused = true;
 		grim_send_ctl(ni, peer, rxs, GRIM_FT_NACK, seq);
 		return GRIM_STAT_DROP_REFUSED;
 	}
+	/* The sender probes with this frame alone: ACK it at once. */
+	if (rxs->refused)
+		rxs->unacked = GRIM_ACK_EVERY;
 	rxs->refused = false;
 
 	skb_pull(skb, GRIM_DATA_HLEN + GRIM_MSG_HLEN);
@@ -173,6 +190,7 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	 */
 	rxs->reasm = alloc_skb(0, GFP_ATOMIC);
 	if (!rxs->reasm) {
+		grim_ep_unreserve(ep, len);
 		grim_ep_put(ep);
 		skb_push(skb, GRIM_DATA_HLEN + GRIM_MSG_HLEN);
 		return GRIM_STAT_DROP_NOMEM;
@@ -256,7 +274,7 @@ drop:
 	grim_count(ni, peer, stat);
 	kfree_skb(skb);
 	if (rxs->refused)
-		__skb_queue_purge(&rxs->ooo);
+		grim_rxs_purge_ooo(rxs);
 	return false;
 }
 
@@ -271,6 +289,10 @@ static void grim_rx_hold(struct grim_ni *ni, struct grim_peer *peer,
 	grim_count(ni, peer, GRIM_STAT_OOO_FRAMES);
 	if (grim_seq_after(seq, rxs->rcv_nxt + GRIM_MAX_OOO))
 		goto drop;
+	if (atomic_long_read(&ni->ooo_mem) + skb->truesize > GRIM_OOO_MEM) {
+		grim_count(ni, peer, GRIM_STAT_DROP_NOMEM);
+		goto drop;
+	}
 	skb_queue_reverse_walk(&rxs->ooo, pos) {
 		u32 p = GRIM_RX_SEQ(pos);
 
@@ -279,11 +301,13 @@ static void grim_rx_hold(struct grim_ni *ni, struct grim_peer *peer,
 		if (grim_seq_before(p, seq)) {
 			GRIM_RX_SEQ(skb) = seq;
 			__skb_queue_after(&rxs->ooo, pos, skb);
-			return;
+			goto held;
 		}
 	}
 	GRIM_RX_SEQ(skb) = seq;
 	__skb_queue_head(&rxs->ooo, skb);
+held:
+	atomic_long_add(skb->truesize, &ni->ooo_mem);
 	return;
 drop:
 	kfree_skb(skb);
@@ -338,6 +362,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		if (grim_seq_after(seq, rxs->rcv_nxt))
 			break;
 		__skb_unlink(skb, &rxs->ooo);
+		atomic_long_sub(skb->truesize, &ni->ooo_mem);
 		if (seq != rxs->rcv_nxt) {
 			kfree_skb(skb);
 			continue;

@@ -11,7 +11,8 @@
  *    reassembly it made room for); they and their messages are freed.
  *  - NACK(n): the endpoint was full when frame n (a message start)
  *    arrived.  Only this stream rolls back to n and holds for a back-off
- *    that doubles while NACKs repeat.
+ *    that doubles while NACKs repeat; then frame n alone probes the
+ *    endpoint, and the window reopens when it is ACKed.
  *  - Retransmission timer: no progress for rto; go back to the oldest
  *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
  *  - Three duplicate ACKs: a frame was lost; go back at once.
@@ -137,6 +138,7 @@ void grim_txs_fail(struct grim_txs *txs, int err)
 	txs->recover = 0;
 	txs->dupacks = 0;
 	txs->held = false;
+	txs->probe = false;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 }
@@ -187,6 +189,9 @@ void grim_txs_push(struct grim_txs *txs)
 
 	if (txs->dead || txs->held || peer->state != GRIM_PEER_UP)
 		return;
+	/* After a NACK, one frame probes the endpoint until it is ACKed. */
+	if (txs->probe)
+		window = 1;
 	while ((skb = txs->send_head) &&
 	       txs->snd_nxt - txs->snd_una < window) {
 		if (!GRIM_FRAME_CB(skb)->stamped)
@@ -269,6 +274,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		grim_txs_ack_to(txs, seq);
 		grim_txs_rollback(txs, seq);
 		txs->held = true;
+		txs->probe = true;
 		mod_timer(&txs->timer, jiffies + txs->backoff);
 		txs->backoff = min_t(unsigned long, txs->backoff * 2,
 				     GRIM_NACK_BACKOFF_MAX);
@@ -289,6 +295,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
+	txs->probe = false;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	if (txs->snd_una == txs->snd_nxt && !txs->send_head)
