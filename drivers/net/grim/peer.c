@@ -23,6 +23,7 @@
 #include <linux/timekeeping.h>
 
 #include "grim.h"
+#include "../../../net/grim/netlink.h"
 
 static u32 grim_gen_now(void)
 {
@@ -116,6 +117,7 @@ static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
 	if (peer->state == GRIM_PEER_UP)
 		return;
 	peer->state = GRIM_PEER_UP;
+	grim_nl_peer_event(ni, peer);
 	grim_count(ni, peer, GRIM_STAT_PEER_UP);
 	netdev_dbg(ni->dev, "peer %u up\n", peer->node);
 	grim_peer_push_all(peer);
@@ -253,6 +255,7 @@ static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
 		    ni->dead_ms);
 	grim_count(ni, peer, GRIM_STAT_PEER_DOWN);
 	peer->state = GRIM_PEER_DOWN;
+	grim_nl_peer_event(ni, peer);
 	grim_peer_flush(peer, -EHOSTUNREACH);
 	peer->lgen = grim_gen_next(peer->lgen);
 	peer->rgen = 0;

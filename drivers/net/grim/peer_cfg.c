@@ -55,10 +55,11 @@ int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
 	return 0;
 }
 
-/* Forget a peer.  One that never answered is removed.  One with a
- * session (it may have stream state of ours) cannot simply vanish: a new
- * entry would start again at the same generation and sequence 0 while
- * the peer still expects our old sequence numbers.  So its session ends
+/* Forget a peer.  One without a live session (it never answered, or it
+ * was declared down) is removed.  One with a session, which may hold
+ * stream state of ours, cannot simply vanish: a new entry would start
+ * again at the same generation and sequence 0 while the peer still
+ * expects our old sequence numbers.  So its session ends
  * as if it had gone down: queued messages fail with ECONNABORTED and its
  * next frames carry a newer generation, which makes the peer reset too;
  * it is then rediscovered.  RTNL held; sleeps.
@@ -83,7 +84,7 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 	peer = grim_peer_lookup(ni, node);
 	if (peer) {
 		spin_lock(&peer->lock);
-		session = peer->rgen || peer->state != GRIM_PEER_NEW;
+		session = peer->rgen != 0;
 		if (session) {
 			grim_peer_flush(peer, -ECONNABORTED);
 			peer->lgen = peer->lgen + 1 ?: 1;
