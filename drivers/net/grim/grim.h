@@ -30,6 +30,8 @@
 #define GRIM_MAX_STREAMS	4096	/* per peer and direction */
 #define GRIM_MIN_LOWER_MTU	256
 #define GRIM_ACK_EVERY		8	/* frames between ACKs inside a message */
+#define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
+#define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
 #define GRIM_DUPACK_THRESH	3
 #define GRIM_MAX_OOO		64	/* frames held past a gap, per stream */
 #define GRIM_OOO_MEM		(32 << 20)	/* bytes held so, per NI */
@@ -144,6 +146,7 @@ struct grim_rxs {
 	bool refused;		/* NACKed rcv_nxt; drop until it returns */
 	bool discard;		/* message for no endpoint: consume quietly */
 	u8 unacked;		/* frames accepted since the last ACK */
+	struct list_head ack_link;	/* on peer->ack_list: ACK owed */
 	struct grim_ep *ep;	/* endpoint of the message in reassembly */
 	struct sk_buff_head ooo;	/* frames past a gap, by sequence */
 	struct sk_buff *reasm;	/* message in reassembly (payload) */
@@ -169,6 +172,8 @@ struct grim_peer {
 	unsigned long last_rx;	/* jiffies of the last valid frame */
 	unsigned int ntx;
 	unsigned int nrx;
+	struct list_head ack_list;	/* rx streams owing a delayed ACK */
+	struct timer_list ack_timer;	/* sends them */
 	struct hlist_head txs[1 << GRIM_STREAM_HASH_BITS];
 	struct hlist_head rxs[1 << GRIM_STREAM_HASH_BITS];
 	atomic_long_t stats[GRIM_PEER_STATS];
@@ -205,6 +210,7 @@ struct grim_frame_cb {
 	struct sk_buff *msg;
 	unsigned long sent;	/* jiffies of the first transmission */
 	u32 seq;
+	u32 crc_tail;		/* CRC32C state of all but the data header */
 	bool stamped;
 	bool retx;		/* sent more than once: no RTT sample */
 };
@@ -252,6 +258,8 @@ void grim_device_exit(void);
 
 /* wire.c */
 u32 grim_frame_crc(const struct sk_buff *skb, unsigned int len);
+u32 grim_frame_crc_tail(const struct sk_buff *skb, unsigned int off);
+void grim_frame_finish_head(struct sk_buff *skb, unsigned int hlen, u32 tail);
 void grim_frame_finish(struct sk_buff *skb);
 struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int extra);
 void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
@@ -289,6 +297,10 @@ void grim_peer_push_all(struct grim_peer *peer);
 void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		  struct sk_buff *skb);
 void grim_rxs_reset(struct grim_rxs *rxs);
+struct grim_rxs *grim_rxs_find(struct grim_peer *peer, u16 src_chan,
+			       u16 dst_chan);
+void grim_rxs_acked(struct grim_rxs *rxs);
+void grim_ack_timer(struct timer_list *t);
 
 /* peer_cfg.c */
 int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,

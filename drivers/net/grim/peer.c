@@ -66,6 +66,8 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	peer->state = GRIM_PEER_NEW;
 	peer->lgen = ni->base_gen;
 	peer->last_rx = jiffies;
+	INIT_LIST_HEAD(&peer->ack_list);
+	timer_setup(&peer->ack_timer, grim_ack_timer, 0);
 	return peer;
 }
 
@@ -329,6 +331,7 @@ void grim_peer_free(struct grim_peer *peer)
 	struct grim_rxs *rxs;
 	int i;
 
+	del_timer_sync(&peer->ack_timer);
 	for (i = 0; i < ARRAY_SIZE(peer->txs); i++) {
 		hlist_for_each_entry_safe(txs, tmp, &peer->txs[i], link) {
 			del_timer_sync(&txs->timer);

@@ -14,6 +14,9 @@
  * NACKed and the stream refuses everything until that frame comes back.
  * Frames are ACKed only once they are in the endpoint's queue or in a
  * reassembly the endpoint made room for: an ACK is never taken back.
+ * The ACK of a completed message waits GRIM_ACK_DELAY for a data frame
+ * going back on the reverse stream to carry it; every GRIM_ACK_EVERY
+ * frames, on a closed gap and on duplicates it goes at once.
  */
 #include <linux/hash.h>
 #include <linux/netdevice.h>
@@ -23,17 +26,31 @@
 
 #define GRIM_RX_SEQ(skb) (*(u32 *)(skb)->cb)
 
-static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
-				     u16 dst_chan)
+static u32 grim_rxs_key(u16 src_chan, u16 dst_chan)
 {
-	u32 key = hash_32(((u32)src_chan << 16) | dst_chan,
-			  GRIM_STREAM_HASH_BITS);
+	return hash_32(((u32)src_chan << 16) | dst_chan, GRIM_STREAM_HASH_BITS);
+}
+
+struct grim_rxs *grim_rxs_find(struct grim_peer *peer, u16 src_chan,
+			       u16 dst_chan)
+{
 	struct grim_rxs *rxs;
 
-	hlist_for_each_entry(rxs, &peer->rxs[key], link) {
+	hlist_for_each_entry(rxs, &peer->rxs[grim_rxs_key(src_chan, dst_chan)],
+			     link) {
 		if (rxs->src_chan == src_chan && rxs->dst_chan == dst_chan)
 			return rxs;
 	}
+	return NULL;
+}
+
+static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
+				     u16 dst_chan)
+{
+	struct grim_rxs *rxs = grim_rxs_find(peer, src_chan, dst_chan);
+
+	if (rxs)
+		return rxs;
 	if (peer->nrx >= GRIM_MAX_STREAMS)
 		return NULL;
 	rxs = kzalloc(sizeof(*rxs), GFP_ATOMIC);
@@ -43,7 +60,8 @@ static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 	rxs->src_chan = src_chan;
 	rxs->dst_chan = dst_chan;
 	__skb_queue_head_init(&rxs->ooo);
-	hlist_add_head(&rxs->link, &peer->rxs[key]);
+	INIT_LIST_HEAD(&rxs->ack_link);
+	hlist_add_head(&rxs->link, &peer->rxs[grim_rxs_key(src_chan, dst_chan)]);
 	peer->nrx++;
 	return rxs;
 }
@@ -80,7 +98,31 @@ void grim_rxs_reset(struct grim_rxs *rxs)
 	grim_rxs_purge_ooo(rxs);
 	rxs->rcv_nxt = 0;
 	rxs->refused = false;
+	grim_rxs_acked(rxs);
+}
+
+static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
+			  struct grim_rxs *rxs, u8 type, u32 seq);
+
+/* The peer has been told rcv_nxt (by an ACK, or on a data frame). */
+void grim_rxs_acked(struct grim_rxs *rxs)
+{
 	rxs->unacked = 0;
+	list_del_init(&rxs->ack_link);
+}
+
+/* Delayed ACKs that no reply carried: send them now. */
+void grim_ack_timer(struct timer_list *t)
+{
+	struct grim_peer *peer = from_timer(peer, t, ack_timer);
+	struct grim_rxs *rxs, *tmp;
+
+	spin_lock_bh(&peer->lock);
+	if (!peer->dead)
+		list_for_each_entry_safe(rxs, tmp, &peer->ack_list, ack_link)
+			grim_send_ctl(peer->ni, peer, rxs, GRIM_FT_ACK,
+				      rxs->rcv_nxt);
+	spin_unlock_bh(&peer->lock);
 }
 
 /* ACK or NACK @seq of stream @rxs.  Peer lock held. */
@@ -104,7 +146,7 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 						   GRIM_STAT_TX_NACKS);
 	grim_xmit(ni, peer, skb);
 	if (type == GRIM_FT_ACK)
-		rxs->unacked = 0;
+		grim_rxs_acked(rxs);
 }
 
 static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
@@ -318,8 +360,8 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		  struct sk_buff *skb)
 {
 	const struct grim_ctl_msg *cm;
+	bool ack = false, now = false;
 	struct grim_rxs *rxs;
-	bool ack = false;
 	u32 seq;
 
 	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
@@ -329,6 +371,13 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	cm = (const struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN);
 	seq = ntohl(cm->seq);
+	if (((const struct grim_link_hdr *)skb->data)->flags & GRIM_FF_ACK) {
+		const struct grim_frag_hdr *fh = (const void *)(cm + 1);
+		struct grim_ctl_msg ack = *cm;
+
+		ack.seq = fh->ack;
+		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack);
+	}
 
 	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
 	if (!rxs) {
@@ -367,10 +416,17 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 			kfree_skb(skb);
 			continue;
 		}
-		ack = true;
+		now = true;	/* a gap closed: let the sender know at once */
 		if (!grim_rx_in_order(ni, peer, rxs, skb, &ack))
 			break;
 	}
-	if (ack || rxs->unacked >= GRIM_ACK_EVERY)
+	if (now || rxs->unacked >= GRIM_ACK_EVERY) {
 		grim_send_ctl(ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt);
+	} else if (ack) {
+		/* A message is complete: its ACK may ride on a reply. */
+		if (list_empty(&rxs->ack_link))
+			list_add_tail(&rxs->ack_link, &peer->ack_list);
+		if (!timer_pending(&peer->ack_timer))
+			mod_timer(&peer->ack_timer, jiffies + GRIM_ACK_DELAY);
+	}
 }

@@ -17,8 +17,9 @@
  *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
  *  - Three duplicate ACKs: a frame was lost; go back at once.
  *
- * Frames are built once, when queued, and referenced by clones on every
- * transmission: their payload pages are the message's own.
+ * Frames are built once, when queued; every transmission sends a copy
+ * with a fresh head (carrying the ACK of the reverse stream, so that a
+ * reply acknowledges the request) and the message's own payload pages.
  */
 #include <linux/etherdevice.h>
 #include <linux/hash.h>
@@ -173,8 +174,36 @@ static void grim_frame_stamp(struct grim_peer *peer, struct sk_buff *skb)
 
 	lh->src_gen = htonl(peer->lgen);
 	lh->dst_gen = htonl(peer->rgen);
-	grim_frame_finish(skb);
+	GRIM_FRAME_CB(skb)->crc_tail = grim_frame_crc_tail(skb, GRIM_DATA_HLEN);
 	GRIM_FRAME_CB(skb)->stamped = true;
+}
+
+/*
+ * A copy of a queued frame to transmit: a private head (the payload
+ * pages are shared), carrying the current ACK of the reverse stream.
+ */
+static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
+				       struct sk_buff *skb)
+{
+	struct grim_rxs *rev;
+	struct grim_link_hdr *lh;
+	struct grim_frag_hdr *fh;
+	struct sk_buff *copy;
+
+	copy = pskb_copy(skb, GFP_ATOMIC);
+	if (!copy)
+		return NULL;
+	lh = (struct grim_link_hdr *)copy->data;
+	fh = (struct grim_frag_hdr *)(copy->data + GRIM_CTL_LEN);
+	rev = grim_rxs_find(txs->peer, txs->dst_chan, txs->src_chan);
+	if (rev) {
+		lh->flags |= GRIM_FF_ACK;
+		fh->ack = htonl(rev->rcv_nxt);
+		grim_rxs_acked(rev);
+	}
+	grim_frame_finish_head(copy, GRIM_DATA_HLEN,
+			       GRIM_FRAME_CB(skb)->crc_tail);
+	return copy;
 }
 
 /* Transmit what the window allows.  Peer lock held.  Frames go to the
@@ -196,7 +225,7 @@ void grim_txs_push(struct grim_txs *txs)
 	       txs->snd_nxt - txs->snd_una < window) {
 		if (!GRIM_FRAME_CB(skb)->stamped)
 			grim_frame_stamp(peer, skb);
-		clone = skb_clone(skb, GFP_ATOMIC);
+		clone = grim_frame_copy(txs, skb);
 		if (!clone)
 			break;	/* the retransmission timer tries again */
 		if (grim_seq_before(txs->snd_nxt, txs->next_sent)) {
@@ -212,7 +241,8 @@ void grim_txs_push(struct grim_txs *txs)
 				 NULL : skb->next;
 		grim_xmit(ni, peer, clone);
 	}
-	if (txs->snd_nxt != txs->snd_una && !timer_pending(&txs->timer))
+	if ((txs->snd_nxt != txs->snd_una || txs->send_head) &&
+	    !timer_pending(&txs->timer))
 		mod_timer(&txs->timer, jiffies + txs->rto);
 }
 
@@ -402,6 +432,7 @@ static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
 		fh = skb_put(skb, sizeof(*fh));
 		fh->offset = htons(off);
 		fh->reserved = 0;
+		fh->ack = 0;
 		if (first)
 			skb_put(skb, GRIM_MSG_HLEN);
 		err = grim_frame_add_payload(skb, msg, off, n);

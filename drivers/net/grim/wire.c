@@ -15,7 +15,7 @@
 
 static_assert(sizeof(struct grim_link_hdr) == 32);
 static_assert(sizeof(struct grim_ctl_msg) == 8);
-static_assert(sizeof(struct grim_frag_hdr) == 4);
+static_assert(sizeof(struct grim_frag_hdr) == 8);
 static_assert(sizeof(struct grim_msg_hdr) == 32);
 
 static __wsum grim_crc_update(const void *buf, int len, __wsum sum)
@@ -48,6 +48,29 @@ u32 grim_frame_crc(const struct sk_buff *skb, unsigned int len)
 	crc = grim_crc_update(zero, sizeof(zero), crc);
 	crc = __skb_checksum(skb, off + 4, len - off - 4, crc, &grim_crc_ops);
 	return ~(__force u32)crc;
+}
+
+/*
+ * CRC32C state of bytes @off.. of a frame, seeded with 0, to be combined
+ * behind a header that changes between transmissions.
+ */
+u32 grim_frame_crc_tail(const struct sk_buff *skb, unsigned int off)
+{
+	return (__force u32)__skb_checksum(skb, off, skb->len - off, 0,
+					   &grim_crc_ops);
+}
+
+/* Seal a data frame whose tail CRC is known: only the head is summed. */
+void grim_frame_finish_head(struct sk_buff *skb, unsigned int hlen, u32 tail)
+{
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
+	u32 crc;
+
+	lh->len = htons(skb->len);
+	lh->csum = 0;
+	crc = __crc32c_le(~0U, skb->data, hlen);
+	crc = __crc32c_le_combine(crc, tail, skb->len - hlen);
+	lh->csum = htonl(~crc);
 }
 
 /* Seal a frame the NI owns: length and CRC over the whole frame. */

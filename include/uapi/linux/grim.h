@@ -103,6 +103,9 @@ enum grim_frame_type {
 /* Link header flags. */
 #define GRIM_FF_FIRST	0x01	/* first fragment of a message */
 #define GRIM_FF_LAST	0x02	/* last fragment of a message */
+#define GRIM_FF_ACK	0x04	/* data: frag_hdr.ack acknowledges the
+				 * reverse stream
+				 */
 #define GRIM_FF_PROBE	0x10	/* hello: unicast keep-alive probe */
 
 struct grim_link_hdr {
@@ -133,10 +136,14 @@ struct grim_ctl_msg {
 				 */
 };
 
-/* Data frames: fragment position, then the fragment bytes. */
+/*
+ * Data frames: fragment position, a piggybacked acknowledgment of the
+ * reverse stream (valid with GRIM_FF_ACK), then the fragment bytes.
+ */
 struct grim_frag_hdr {
 	__be16	offset;		/* byte offset of this fragment in the message */
 	__be16	reserved;
+	__be32	ack;		/* next frame expected on the reverse stream */
 };
 
 /*
