@@ -42,7 +42,7 @@ check:
 
 demo:
 	@$(SUBMAKE) deps
-	@$(SUBMAKE) all
+	@$(SUBMAKE) all selftests
 	@KDIR=$$(scripts/kdir.sh) scripts/vm-run.sh --script scripts/demo.sh
 
 # AF_GRIM against TIPC, UDP, TCP and raw AF_PACKET: tools/grim/bench/README.md

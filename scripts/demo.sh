@@ -6,6 +6,8 @@
 # fourth namespace), a grim NI on each host's eth0.
 #
 # To extend: write a step_<name> function and add it to STEPS.
+RDM=$(cd "$(dirname "$0")/.." && pwd)/selftests/grim/grim_rdm
+GRIM_TOOL=$(cd "$(dirname "$0")/.." && pwd)/tools/grim/grim
 source "$(dirname "$0")/../selftests/grim/lib.sh"
 TEST_NAME=demo
 N=${DEMO_HOSTS:-3}
@@ -56,13 +58,81 @@ step_show() {
 	done
 }
 
+step_messages() {
+	banner "5. Reliable messages: hosts 1 and 2 send 2000 messages each (0..64572 B) to host 3"
+	log "every message carries its sequence, length and content hash in the"
+	log "active-message arguments; the receiver checks each byte and the order"
+	wait_peer_up 1 3
+	wait_peer_up 2 3
+	nsx 3 "$RDM" recv -p 100 -n 4000 -t 300 | sed 's/^/    /' &
+	local r=$!
+	sleep 0.5
+	nsx 1 "$RDM" send -d 3 -p 100 -n 2000 -M 64572 -L -S 1 | sed 's/^/    [host 1] /' &
+	nsx 2 "$RDM" send -d 3 -p 100 -n 2000 -M 64572 -L -S 2 | sed 's/^/    [host 2] /'
+	wait
+	show_counters 3 'rx_msgs|rx_bytes|tx_acks|tx_nacks'
+}
+
+# show_counters HOST REGEX: the matching ethtool -S counters of HOST.
+show_counters() {
+	log "host $1 \$ ethtool -S grim0 | grep -E '$2'"
+	nsx "$1" ethtool -S grim0 | grep -E "$2" | sed 's/^/    /'
+}
+
+step_faults() {
+	banner "6. The same over a hostile network: loss 10%, duplication 5%, reordering 25%, corruption 1% on every link"
+	netem_links "delay 1ms reorder 25% 50% loss 10% duplicate 5% corrupt 1%"
+	pp tc -n "$(host 1)" qdisc show dev eth0
+	nsx 3 "$RDM" recv -p 101 -n 2000 -t 300 | sed 's/^/    /' &
+	sleep 0.5
+	nsx 1 "$RDM" send -d 3 -p 101 -n 1000 -M 64572 -L -S 3 | sed 's/^/    [host 1] /' &
+	nsx 2 "$RDM" send -d 3 -p 101 -n 1000 -M 64572 -L -S 4 | sed 's/^/    [host 2] /'
+	wait
+	log "what the NIs repaired:"
+	show_counters 1 'retransmit|fast_retransmits|tx_frames'
+	show_counters 3 'rx_duplicate|rx_out_of_order|bad_checksum|bad_magic'
+	netem_clear
+}
+
+step_slow_receiver() {
+	banner "7. A slow receiver: the receiving NI NACKs, the sender backs off, nothing is lost"
+	nsx 3 "$RDM" recv -p 102 -n 100 -t 120 -s 20000 -r 16384 | sed 's/^/    /' &
+	sleep 0.5
+	nsx 1 "$RDM" send -d 3 -p 102 -n 100 -m 4000 -M 16000 -S 5 | sed 's/^/    [host 1] /'
+	wait
+	show_counters 3 'tx_nacks|rx_drop_stream_refused'
+	show_counters 1 'rx_nacks'
+}
+
+step_tool() {
+	[ -x "$GRIM_TOOL" ] || return 0
+	banner "8. The grim tool: peers and links as host 1 sees them"
+	pp nsx 1 "$GRIM_TOOL" peer show
+	pp nsx 1 "$GRIM_TOOL" link show
+}
+
+step_peer_down() {
+	banner "9. A peer vanishes: host 3's link is deleted while host 1 streams to it"
+	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
+	sleep 0.5
+	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
+	local s=$!
+	sleep 2
+	pp ip -n "$(host 3)" link del grim0
+	log "(the sender learns within dead_ms + hello_ms = 5 s)"
+	wait $s
+	pkill -x grim_rdm
+	show_counters 1 'peer_down_events|tx_msgs_failed'
+}
+
 step_kernel_log() {
-	banner "5. Kernel log (grim)"
+	banner "10. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
-STEPS=(step_topology step_module step_links step_show step_kernel_log)
+STEPS=(step_topology step_module step_links step_show step_messages step_faults
+       step_slow_receiver step_tool step_peer_down step_kernel_log)
 
 for s in "${STEPS[@]}"; do
 	"$s"
