@@ -325,12 +325,17 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
+	/*
+	 * The endpoint took frames past any refusal: a NACK that overtook
+	 * this ACK (they may leave the peer on different CPUs) is over.
+	 */
+	txs->held = false;
 	txs->probe = false;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	if (txs->snd_una == txs->snd_nxt && !txs->send_head)
 		del_timer(&txs->timer);
-	else if (!txs->held)
+	else
 		mod_timer(&txs->timer, jiffies + txs->rto);
 	grim_txs_push(txs);
 }
