@@ -65,8 +65,7 @@ step_messages() {
 	wait_peer_up 1 3
 	wait_peer_up 2 3
 	nsx 3 "$RDM" recv -p 100 -n 4000 -t 300 | sed 's/^/    /' &
-	local r=$!
-	sleep 0.5
+	wait_bound 3 100
 	nsx 1 "$RDM" send -d 3 -p 100 -n 2000 -M 64572 -L -S 1 | sed 's/^/    [host 1] /' &
 	nsx 2 "$RDM" send -d 3 -p 100 -n 2000 -M 64572 -L -S 2 | sed 's/^/    [host 2] /'
 	wait
@@ -84,7 +83,7 @@ step_faults() {
 	netem_links "delay 1ms reorder 25% 50% loss 10% duplicate 5% corrupt 1%"
 	pp tc -n "$(host 1)" qdisc show dev eth0
 	nsx 3 "$RDM" recv -p 101 -n 2000 -t 300 | sed 's/^/    /' &
-	sleep 0.5
+	wait_bound 3 101
 	nsx 1 "$RDM" send -d 3 -p 101 -n 1000 -M 64572 -L -S 3 | sed 's/^/    [host 1] /' &
 	nsx 2 "$RDM" send -d 3 -p 101 -n 1000 -M 64572 -L -S 4 | sed 's/^/    [host 2] /'
 	wait
@@ -97,7 +96,7 @@ step_faults() {
 step_slow_receiver() {
 	banner "7. A slow receiver: the receiving NI NACKs, the sender backs off, nothing is lost"
 	nsx 3 "$RDM" recv -p 102 -n 100 -t 120 -s 20000 -r 16384 | sed 's/^/    /' &
-	sleep 0.5
+	wait_bound 3 102
 	nsx 1 "$RDM" send -d 3 -p 102 -n 100 -m 4000 -M 16000 -S 5 | sed 's/^/    [host 1] /'
 	wait
 	show_counters 3 'tx_nacks|rx_drop_stream_refused'
@@ -114,7 +113,7 @@ step_tool() {
 step_peer_down() {
 	banner "9. A peer vanishes: host 3's link is deleted while host 1 streams to it"
 	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
-	sleep 0.5
+	wait_bound 3 103
 	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
 	local s=$!
 	sleep 2

@@ -28,7 +28,7 @@ dmesg_mark
 pretty "" "$TOTAL messages of 0..64572 bytes, 4 senders -> host 3"
 bg nsx 3 "$RDM" recv -p 100 -n "$TOTAL" -t 1500
 rpid=$!
-sleep 0.5
+wait_bound 3 100
 pids=()
 for s in 1 2 3 4; do
 	h=$(( (s + 1) / 2 ))

@@ -9,6 +9,7 @@
  * is MIN and the next one MAX); -E sends until an error and reports it;
  * -D uses MSG_DONTWAIT and counts EAGAINs.
  *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF]
+ *   grim_rdm bound -p PORT    (exit 0 when some socket has bound PORT)
  *
  * Every message carries (sequence, length, content hash, sender seed) in
  * its active-message arguments and a payload generated from them.  The
@@ -328,6 +329,24 @@ static int do_recv(int argc, char **argv)
 	return errors ? 1 : 0;
 }
 
+static int do_bound(int argc, char **argv)
+{
+	struct sockaddr_grim a = { .sgrim_family = AF_GRIM };
+	int opt, fd, rc;
+
+	while ((opt = getopt(argc, argv, "p:")) != -1) {
+		if (opt != 'p')
+			return 2;
+		a.sgrim_port = strtoul(optarg, NULL, 0);
+	}
+	fd = socket(AF_GRIM, SOCK_RDM, 0);
+	if (fd < 0 || !a.sgrim_port)
+		return 2;
+	rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	close(fd);
+	return rc && errno == EADDRINUSE ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -338,6 +357,8 @@ int main(int argc, char **argv)
 		return do_send(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bound"))
+		return do_bound(argc - 1, argv + 1);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -23,7 +23,7 @@ timed_pair() {
 	local t0 t1
 	nsx 2 "$RDM" recv -p "$1" -n $N -t 120 >/dev/null &
 	local r=$!
-	sleep 0.3
+	wait_bound 2 "$1"
 	t0=$(date +%s%N)
 	nsx 1 "$RDM" send -d 2 -p "$1" -n $N -M 4096 -S "$2" >/dev/null ||
 		fail "sender on port $1 failed"
@@ -38,7 +38,7 @@ log "baseline: $base ms"
 
 pretty "" "stall: an endpoint on host 2 that reads once and then sleeps"
 bg nsx 2 "$RDM" recv -p 200 -n 1000000 -t 600 -s 600000000 -r 4096
-sleep 0.3
+wait_bound 2 200
 bg nsx 1 "$RDM" send -d 2 -p 200 -n 100000 -m 8000 -M 8000 -S 9
 sleep 2
 n0=$(stat 2 tx_nacks)

@@ -240,4 +240,14 @@ wait_peer_up() {
 	done
 	fail "host $1 never reached node $2"
 }
+# wait_bound HOST PORT: wait until a receiver on HOST has bound PORT
+# (messages to an unbound port are dropped, as datagrams to a closed one).
+wait_bound() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		nsx "$1" "$RDM" bound -p "$2" && return 0
+		sleep 0.1
+	done
+	fail "nothing bound port $2 on host $1"
+}
 RDM=${RDM:-$(dirname "$0")/grim_rdm}

@@ -18,7 +18,7 @@ setup_hosts 2
 grim_cluster 2
 wait_peer_up 1 2
 bg nsx 2 "$RDM" recv -p 100 -n 100000000 -t 600
-sleep 0.3
+wait_bound 2 100
 out=$(mktemp)
 at_exit "rm -f $out"
 nsx 1 "$RDM" send -d 2 -p 100 -M 2000 -E >"$out" &
@@ -46,7 +46,7 @@ ip -n "$(host 2)" link set grim0 up
 wait_peer_up 1 2
 bg nsx 2 "$RDM" recv -p 101 -n 500 -t 60
 r=$!
-sleep 0.3
+wait_bound 2 101
 nsx 1 "$RDM" send -d 2 -p 101 -n 500 -M 8000 -S 5 || fail "send after return"
 wait $r || fail "messages lost after the peer returned"
 [ "$(stat 1 peer_up_events)" -ge 2 ] || fail "peer did not come up again"

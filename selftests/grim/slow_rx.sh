@@ -19,7 +19,7 @@ grim_cluster 2
 wait_peer_up 1 2
 bg nsx 2 "$RDM" recv -p 100 -n $((2 * N)) -t 200 -s $SLOW_US -r 16384
 rpid=$!
-sleep 0.5
+wait_bound 2 100
 
 pretty "" "a blocking and a non-blocking sender, $N messages of up to 16 KB each"
 out1=$(mktemp) out2=$(mktemp)

@@ -20,7 +20,9 @@ netem_links "loss 10% duplicate 5%"
 for h in 1 2 3; do
 	nsx "$h" "$RDM" recv -p 100 -n 100000000 -t 600 >/dev/null &
 done
-sleep 0.3
+for h in 1 2 3; do
+	wait_bound "$h" 100
+done
 for h in 1 2 3; do
 	nsx "$h" "$RDM" send -d $((h % 3 + 1)) -p 100 -n 100000000 -M 30000 -S $h >/dev/null &
 	nsx "$h" "$RDM" send -d $h -p 100 -n 100000000 -M 3000 -S $((h + 10)) >/dev/null &

@@ -11,6 +11,9 @@
 #include <net/rtnetlink.h>
 
 #include "grim.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 #include "../../../net/grim/af_grim.h"
 #include "../../../net/grim/netlink.h"
 

@@ -23,6 +23,7 @@
 #include <linux/timekeeping.h>
 
 #include "grim.h"
+#include "trace.h"
 #include "../../../net/grim/netlink.h"
 
 static u32 grim_gen_now(void)
@@ -119,6 +120,7 @@ static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
 	if (peer->state == GRIM_PEER_UP)
 		return;
 	peer->state = GRIM_PEER_UP;
+	trace_grim_peer_state(peer->node, peer->state);
 	grim_nl_peer_event(ni, peer);
 	grim_count(ni, peer, GRIM_STAT_PEER_UP);
 	netdev_dbg(ni->dev, "peer %u up\n", peer->node);
@@ -257,6 +259,7 @@ static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
 		    ni->dead_ms);
 	grim_count(ni, peer, GRIM_STAT_PEER_DOWN);
 	peer->state = GRIM_PEER_DOWN;
+	trace_grim_peer_state(peer->node, peer->state);
 	grim_nl_peer_event(ni, peer);
 	grim_peer_flush(peer, -EHOSTUNREACH);
 	peer->lgen = grim_gen_next(peer->lgen);

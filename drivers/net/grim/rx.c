@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 
 #include "grim.h"
+#include "trace.h"
 
 #define GRIM_RX_SEQ(skb) (*(u32 *)(skb)->cb)
 
@@ -152,6 +153,8 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
 			    struct grim_ep *ep, struct sk_buff *skb)
 {
+	trace_grim_msg_rx(peer->node, GRIM_MSG_CB(skb)->src_port,
+			  GRIM_MSG_CB(skb)->dst_port, skb->len);
 	grim_count(ni, peer, GRIM_STAT_RX_MSGS);
 	grim_count_add(ni, peer, GRIM_STAT_RX_BYTES, skb->len);
 	grim_ep_deliver(ep, skb, skb->len);

@@ -28,6 +28,7 @@
 #include <linux/slab.h>
 
 #include "grim.h"
+#include "trace.h"
 
 static u32 grim_stream_key(u16 a, u16 b)
 {
@@ -229,6 +230,8 @@ void grim_txs_push(struct grim_txs *txs)
 		if (!clone)
 			break;	/* the retransmission timer tries again */
 		if (grim_seq_before(txs->snd_nxt, txs->next_sent)) {
+			trace_grim_retransmit(peer->node, txs->src_chan,
+					      txs->dst_chan, txs->snd_nxt);
 			grim_count(ni, peer, GRIM_STAT_RETRANS_FRAMES);
 			GRIM_FRAME_CB(skb)->retx = true;
 		} else {
@@ -270,6 +273,8 @@ static void grim_txs_timer(struct timer_list *t)
 	} else if (txs->snd_nxt != txs->snd_una &&
 		   peer->state == GRIM_PEER_UP) {
 		grim_count(ni, peer, GRIM_STAT_RTO_EVENTS);
+		trace_grim_timeout(peer->node, txs->src_chan, txs->dst_chan,
+				   txs->snd_una);
 		grim_txs_rollback(txs, txs->snd_una);
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
@@ -299,6 +304,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 
 	if (lh->type == GRIM_FT_NACK) {
 		grim_count(ni, peer, GRIM_STAT_RX_NACKS);
+		trace_grim_nack(peer->node, txs->src_chan, txs->dst_chan, seq);
 		if (seq == txs->next_sent)	/* nothing there to refuse */
 			return;
 		grim_txs_ack_to(txs, seq);
@@ -323,6 +329,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		}
 		return;
 	}
+	trace_grim_ack(peer->node, txs->src_chan, txs->dst_chan, seq);
 	grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
 	/*
@@ -525,6 +532,7 @@ int grim_ni_send(struct grim_ni *ni, struct sk_buff *msg)
 	if (!txs->send_head)
 		txs->send_head = skb_peek(&frames);
 	skb_queue_splice_tail_init(&frames, &txs->frames);
+	trace_grim_msg_tx(peer->node, cb->src_port, cb->dst_port, msg->len);
 	grim_count(ni, peer, GRIM_STAT_TX_MSGS);
 	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, msg->len);
 	grim_txs_push(txs);

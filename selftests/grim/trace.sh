@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The transport's tracepoints (events/grim) fire during a transfer: peer
+# state changes, messages sent and delivered, ACKs, NACKs from a full
+# endpoint, retransmissions over a lossy link.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_grim
+
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+[ -d $T/events/grim ] || skip "no tracefs or no grim events"
+at_exit "echo 0 > $T/events/grim/enable; echo > $T/trace"
+echo > $T/trace
+echo 1 > $T/events/grim/enable || fail "enable events/grim"
+
+pretty "" "2 hosts come up, then a lossy transfer to a slow receiver"
+setup_hosts 2
+grim_cluster 2
+wait_peer_up 1 2
+netem_links "loss 5%"
+bg nsx 2 "$RDM" recv -p 100 -n 200 -t 120 -s 5000 -r 8192
+r=$!
+wait_bound 2 100
+nsx 1 "$RDM" send -d 2 -p 100 -n 200 -m 1000 -M 20000 -S 1 >/dev/null || fail "send"
+wait $r || fail "messages lost"
+echo 0 > $T/events/grim/enable
+
+pretty "" "what the trace shows"
+for ev in grim_peer_state grim_msg_tx grim_msg_rx grim_ack grim_nack \
+	  grim_retransmit grim_timeout; do
+	log "$ev: $(grep -c " $ev: " $T/trace)"
+done
+grep -m1 " grim_msg_tx: " $T/trace | sed 's/^/    /'
+grep -m1 " grim_nack: " $T/trace | sed 's/^/    /'
+for ev in grim_peer_state grim_msg_tx grim_msg_rx grim_ack grim_nack grim_retransmit; do
+	grep -q " $ev: " $T/trace || fail "tracepoint $ev never fired"
+done
+check_match "$(grep -m1 ' grim_peer_state: ' $T/trace)" "state=up" "peer state event"
+# Every message sent (200 of ours, and wait_peer_up's probes) was traced.
+n=$(grep " grim_msg_rx: " $T/trace | grep -c "chan=[0-9]*->100 ")
+check_eq "$n" 200 "grim_msg_rx events for port 100"
+check_dmesg
+exit 0
