@@ -37,7 +37,7 @@ struct grim_sock {
 
 /* Per namespace: the bound ports.  lock protects the hash for writers. */
 struct grim_ports {
-	spinlock_t lock;
+	spinlock_t lock;	/* writers of hash; readers use RCU */
 	struct hlist_head hash[1 << GRIM_PORT_HASH_BITS];
 };
 

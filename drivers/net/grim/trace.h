@@ -9,93 +9,75 @@
 #include <linux/tracepoint.h>
 
 DECLARE_EVENT_CLASS(grim_msg,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 len),
-	TP_ARGS(node, src, dst, len),
-	TP_STRUCT__entry(
-		__field(u32, node)
-		__field(u16, src)
-		__field(u16, dst)
-		__field(u32, len)
-	),
-	TP_fast_assign(
-		__entry->node = node;
-		__entry->src = src;
-		__entry->dst = dst;
-		__entry->len = len;
-	),
-	TP_printk("node=%u chan=%u->%u len=%u", __entry->node, __entry->src,
-		  __entry->dst, __entry->len)
+		    TP_PROTO(u32 node, u16 src, u16 dst, u32 len),
+		    TP_ARGS(node, src, dst, len),
+		    TP_STRUCT__entry(__field(u32, node)
+				     __field(u16, src)
+				     __field(u16, dst)
+				     __field(u32, len)),
+		    TP_fast_assign(__entry->node = node;
+				   __entry->src = src;
+				   __entry->dst = dst;
+				   __entry->len = len;),
+		    TP_printk("node=%u chan=%u->%u len=%u", __entry->node,
+			      __entry->src, __entry->dst, __entry->len)
 );
 
 /* A message queued for @node (src: our channel). */
 DEFINE_EVENT(grim_msg, grim_msg_tx,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 len),
-	TP_ARGS(node, src, dst, len)
-);
+	     TP_PROTO(u32 node, u16 src, u16 dst, u32 len),
+	     TP_ARGS(node, src, dst, len));
 
 /* A message from @node delivered to an endpoint (dst: our channel). */
 DEFINE_EVENT(grim_msg, grim_msg_rx,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 len),
-	TP_ARGS(node, src, dst, len)
-);
+	     TP_PROTO(u32 node, u16 src, u16 dst, u32 len),
+	     TP_ARGS(node, src, dst, len));
 
 DECLARE_EVENT_CLASS(grim_seq,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
-	TP_ARGS(node, src, dst, seq),
-	TP_STRUCT__entry(
-		__field(u32, node)
-		__field(u16, src)
-		__field(u16, dst)
-		__field(u32, seq)
-	),
-	TP_fast_assign(
-		__entry->node = node;
-		__entry->src = src;
-		__entry->dst = dst;
-		__entry->seq = seq;
-	),
-	TP_printk("node=%u chan=%u->%u seq=%u", __entry->node, __entry->src,
-		  __entry->dst, __entry->seq)
+		    TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
+		    TP_ARGS(node, src, dst, seq),
+		    TP_STRUCT__entry(__field(u32, node)
+				     __field(u16, src)
+				     __field(u16, dst)
+				     __field(u32, seq)),
+		    TP_fast_assign(__entry->node = node;
+				   __entry->src = src;
+				   __entry->dst = dst;
+				   __entry->seq = seq;),
+		    TP_printk("node=%u chan=%u->%u seq=%u", __entry->node,
+			      __entry->src, __entry->dst, __entry->seq)
 );
 
 /* An ACK for our stream src->dst at @node: frames before @seq arrived. */
 DEFINE_EVENT(grim_seq, grim_ack,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
-	TP_ARGS(node, src, dst, seq)
-);
+	     TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
+	     TP_ARGS(node, src, dst, seq));
 
 /* A NACK: @node's endpoint had no room for frame @seq. */
 DEFINE_EVENT(grim_seq, grim_nack,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
-	TP_ARGS(node, src, dst, seq)
-);
+	     TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
+	     TP_ARGS(node, src, dst, seq));
 
 /* The retransmission timer fired: going back to frame @seq. */
 DEFINE_EVENT(grim_seq, grim_timeout,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
-	TP_ARGS(node, src, dst, seq)
-);
+	     TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
+	     TP_ARGS(node, src, dst, seq));
 
 /* Frame @seq is sent again (after a timeout, NACK or duplicate ACKs). */
 DEFINE_EVENT(grim_seq, grim_retransmit,
-	TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
-	TP_ARGS(node, src, dst, seq)
-);
+	     TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
+	     TP_ARGS(node, src, dst, seq));
 
 TRACE_EVENT(grim_peer_state,
-	TP_PROTO(u32 node, int state),
-	TP_ARGS(node, state),
-	TP_STRUCT__entry(
-		__field(u32, node)
-		__field(int, state)
-	),
-	TP_fast_assign(
-		__entry->node = node;
-		__entry->state = state;
-	),
-	TP_printk("node=%u state=%s", __entry->node,
-		  __print_symbolic(__entry->state, { 0, "new" }, { 1, "up" },
-				   { 2, "down" }))
+	    TP_PROTO(u32 node, int state),
+	    TP_ARGS(node, state),
+	    TP_STRUCT__entry(__field(u32, node)
+			     __field(int, state)),
+	    TP_fast_assign(__entry->node = node;
+			   __entry->state = state;),
+	    TP_printk("node=%u state=%s", __entry->node,
+		      __print_symbolic(__entry->state, { 0, "new" },
+				       { 1, "up" }, { 2, "down" }))
 );
 
 #endif /* _GRIM_TRACE_H */

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * GRIM NI: the sending side of the reliable transport.
+/* GRIM NI: the sending side of the reliable transport.
  *
  * A message becomes a run of frames with consecutive sequence numbers on
  * its stream (source channel, peer, destination channel).  Sending is
@@ -179,8 +178,7 @@ static void grim_frame_stamp(struct grim_peer *peer, struct sk_buff *skb)
 	GRIM_FRAME_CB(skb)->stamped = true;
 }
 
-/*
- * A copy of a queued frame to transmit: a private head (the payload
+/* A copy of a queued frame to transmit: a private head (the payload
  * pages are shared), carrying the current ACK of the reverse stream.
  */
 static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
@@ -332,8 +330,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	trace_grim_ack(peer->node, txs->src_chan, txs->dst_chan, seq);
 	grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
-	/*
-	 * The endpoint took frames past any refusal: a NACK that overtook
+	/* The endpoint took frames past any refusal: a NACK that overtook
 	 * this ACK (they may leave the peer on different CPUs) is over.
 	 */
 	txs->held = false;

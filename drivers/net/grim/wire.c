@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * GRIM NI: frames on the lower Ethernet device.  Every frame is parsed
+/* GRIM NI: frames on the lower Ethernet device.  Every frame is parsed
  * here first: length, identifier, version, CRC32C, cluster and address
  * checks happen in one place before any state is touched.
  */
@@ -50,8 +49,7 @@ u32 grim_frame_crc(const struct sk_buff *skb, unsigned int len)
 	return ~(__force u32)crc;
 }
 
-/*
- * CRC32C state of bytes @off.. of a frame, seeded with 0, to be combined
+/* CRC32C state of bytes @off.. of a frame, seeded with 0, to be combined
  * behind a header that changes between transmissions.
  */
 u32 grim_frame_crc_tail(const struct sk_buff *skb, unsigned int off)
