@@ -45,6 +45,11 @@ struct grim_ni *grim_ni_route(struct net *net, u32 node);
 u32 grim_ni_local_node(struct net *net);
 void grim_ni_put(struct grim_ni *ni);
 /*
+ * Headroom for a message skb: a message that fits one frame and has it
+ * in its linear part is sent without being copied.
+ */
+unsigned int grim_ni_headroom(const struct grim_ni *ni);
+/*
  * Queue a message for reliable, in-order delivery.  The NI takes the skb
  * in all cases.  Returns 0 or a negative errno (-EHOSTUNREACH: no live
  * peer; -ENETDOWN: the NI is stopping).  A message that later cannot be

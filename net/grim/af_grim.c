@@ -293,6 +293,7 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct sock *sk = sock->sk;
 	struct grim_sock *gs = grim_sk(sk);
 	struct grim_am am = {};
+	unsigned int headroom;
 	struct grim_msg_cb *cb;
 	size_t linear;
 	struct sk_buff *skb;
@@ -339,11 +340,13 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		return -EHOSTUNREACH;
 
 	linear = len <= GRIM_LINEAR_MAX ? len : 0;
-	skb = sock_alloc_send_pskb(sk, linear, len - linear,
+	headroom = grim_ni_headroom(ni);
+	skb = sock_alloc_send_pskb(sk, headroom + linear, len - linear,
 				   msg->msg_flags & MSG_DONTWAIT, &err,
 				   PAGE_ALLOC_COSTLY_ORDER);
 	if (!skb)
 		goto out;
+	skb_reserve(skb, headroom);
 	skb_put(skb, linear);
 	skb->data_len = len - linear;
 	skb->len = len;

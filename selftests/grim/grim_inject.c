@@ -81,23 +81,28 @@ static void crc_init(void)
 	}
 }
 
-static uint32_t crc32c(const uint8_t *p, size_t len)
+static uint32_t crc32c_update(uint32_t c, const uint8_t *p, size_t len)
 {
-	uint32_t c = ~0u;
-
 	while (len--)
 		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return ~c;
+	return c;
 }
 
-/* CRC of @len bytes from the link header @lh, its csum field as zero. */
+/* The frame check of @len bytes from the link header @lh: CRC32C over the
+ * bytes from GRIM_CRC_SPLIT on, then over the head with its csum field as
+ * zero (Documentation/networking/grim.rst).
+ */
 static uint32_t frame_crc(const uint8_t *lh, size_t len)
 {
-	uint8_t tmp[FRAME_MAX];
+	size_t h = len < GRIM_CRC_SPLIT ? len : GRIM_CRC_SPLIT;
+	uint8_t head[GRIM_CRC_SPLIT];
+	uint32_t c = ~0u;
 
-	memcpy(tmp, lh, len);
-	memset(tmp + offsetof(struct grim_link_hdr, csum), 0, 4);
-	return crc32c(tmp, len);
+	memcpy(head, lh, h);
+	memset(head + offsetof(struct grim_link_hdr, csum), 0, 4);
+	c = crc32c_update(c, lh + h, len - h);
+	c = crc32c_update(c, head, h);
+	return ~c;
 }
 
 /* Set len to @len and the CRC over it. */

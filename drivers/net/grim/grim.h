@@ -204,15 +204,17 @@ struct grim_ni {
 };
 
 /* A frame queued on a tx stream: its sequence and, on the last frame of
- * a message, the message to complete when the frame is acknowledged.
+ * a message cut into several, the message to complete when the frame is
+ * acknowledged.  A @whole frame is the message itself.
  */
 struct grim_frame_cb {
 	struct sk_buff *msg;
 	unsigned long sent;	/* jiffies of the first transmission */
 	u32 seq;
-	u32 crc_tail;		/* CRC32C state of all but the data header */
-	bool stamped;
+	u32 crc_tail;		/* CRC32C state of the bytes past the split */
+	bool stamped;		/* session and tail CRC set, head released */
 	bool retx;		/* sent more than once: no RTT sample */
+	bool whole;
 };
 
 #define GRIM_FRAME_CB(skb) ((struct grim_frame_cb *)(skb)->cb)
@@ -257,9 +259,11 @@ int grim_device_init(void);
 void grim_device_exit(void);
 
 /* wire.c */
-u32 grim_frame_crc(const struct sk_buff *skb, unsigned int len);
-u32 grim_frame_crc_tail(const struct sk_buff *skb, unsigned int off);
-void grim_frame_finish_head(struct sk_buff *skb, unsigned int hlen, u32 tail);
+int grim_crc_init(void);
+void grim_crc_exit(void);
+const char *grim_crc_driver(void);
+u32 grim_frame_crc_tail(struct sk_buff *skb);
+void grim_frame_finish_head(struct sk_buff *skb, u32 tail);
 void grim_frame_finish(struct sk_buff *skb);
 struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int extra);
 void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,

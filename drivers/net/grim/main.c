@@ -66,6 +66,12 @@ void grim_ni_put(struct grim_ni *ni)
 }
 EXPORT_SYMBOL_GPL(grim_ni_put);
 
+unsigned int grim_ni_headroom(const struct grim_ni *ni)
+{
+	return LL_RESERVED_SPACE(ni->lower) + GRIM_DATA_HLEN + GRIM_MSG_HLEN;
+}
+EXPORT_SYMBOL_GPL(grim_ni_headroom);
+
 static int __net_init grim_net_init(struct net *net)
 {
 	INIT_LIST_HEAD(&grim_pernet(net)->nis);
@@ -88,9 +94,12 @@ static int __init grim_init(void)
 {
 	int err;
 
-	err = register_pernet_subsys(&grim_net_ops);
+	err = grim_crc_init();
 	if (err)
 		return err;
+	err = register_pernet_subsys(&grim_net_ops);
+	if (err)
+		goto err_crc;
 	err = grim_nl_init();
 	if (err)
 		goto err_pernet;
@@ -100,8 +109,8 @@ static int __init grim_init(void)
 	err = grim_af_init();
 	if (err)
 		goto err_device;
-	pr_info("GRIM NI driver %s, wire version %u, AF_GRIM %d\n",
-		GRIM_DRV_VERSION, GRIM_WIRE_VERSION, AF_GRIM);
+	pr_info("GRIM NI driver %s, wire version %u, AF_GRIM %d, CRC32C by %s\n",
+		GRIM_DRV_VERSION, GRIM_WIRE_VERSION, AF_GRIM, grim_crc_driver());
 	return 0;
 
 err_device:
@@ -110,6 +119,8 @@ err_nl:
 	grim_nl_exit();
 err_pernet:
 	unregister_pernet_subsys(&grim_net_ops);
+err_crc:
+	grim_crc_exit();
 	return err;
 }
 
@@ -119,6 +130,7 @@ static void __exit grim_exit(void)
 	grim_device_exit();
 	grim_nl_exit();
 	unregister_pernet_subsys(&grim_net_ops);
+	grim_crc_exit();
 }
 
 module_init(grim_init);
@@ -128,3 +140,4 @@ MODULE_DESCRIPTION("GRIM: reliable in-order message layer (NI and AF_GRIM)");
 MODULE_VERSION(GRIM_DRV_VERSION);
 MODULE_ALIAS_RTNL_LINK(GRIM_DRV_NAME);
 MODULE_ALIAS_NETPROTO(PF_GRIM);
+MODULE_SOFTDEP("pre: crc32c");

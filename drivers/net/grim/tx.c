@@ -16,9 +16,12 @@
  *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
  *  - Three duplicate ACKs: a frame was lost; go back at once.
  *
- * Frames are built once, when queued; every transmission sends a copy
- * with a fresh head (carrying the ACK of the reverse stream, so that a
- * reply acknowledges the request) and the message's own payload pages.
+ * Frames are built once, when queued.  A message that fits one frame is
+ * that frame: the socket left headroom for the headers.  Longer ones are
+ * cut into frames that share the message's payload pages.  The first
+ * transmission of a frame finishes its head in place (with the ACK of
+ * the reverse stream, so that a reply acknowledges the request) and sends
+ * a clone; a retransmission sends a copy with a private, refreshed head.
  */
 #include <linux/etherdevice.h>
 #include <linux/hash.h>
@@ -125,6 +128,11 @@ void grim_txs_fail(struct grim_txs *txs, int err)
 	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(&txs->frames))) {
+		if (GRIM_FRAME_CB(skb)->whole) {
+			grim_count(ni, txs->peer, GRIM_STAT_MSG_FAILED);
+			grim_ep_tx_failed(skb, err);
+			continue;
+		}
 		if (GRIM_FRAME_CB(skb)->msg) {
 			grim_count(ni, txs->peer, GRIM_STAT_MSG_FAILED);
 			grim_ep_tx_failed(GRIM_FRAME_CB(skb)->msg, err);
@@ -167,41 +175,61 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 	txs->dupacks = 0;
 }
 
-/* Stamp the session into a frame on its first transmission. */
-static void grim_frame_stamp(struct grim_peer *peer, struct sk_buff *skb)
+/* Put the current ACK of the reverse stream into a frame's head. */
+static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb)
 {
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
-
-	lh->src_gen = htonl(peer->lgen);
-	lh->dst_gen = htonl(peer->rgen);
-	GRIM_FRAME_CB(skb)->crc_tail = grim_frame_crc_tail(skb, GRIM_DATA_HLEN);
-	GRIM_FRAME_CB(skb)->stamped = true;
-}
-
-/* A copy of a queued frame to transmit: a private head (the payload
- * pages are shared), carrying the current ACK of the reverse stream.
- */
-static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
-				       struct sk_buff *skb)
-{
-	struct grim_rxs *rev;
-	struct grim_link_hdr *lh;
 	struct grim_frag_hdr *fh;
-	struct sk_buff *copy;
+	struct grim_rxs *rev;
 
-	copy = pskb_copy(skb, GFP_ATOMIC);
-	if (!copy)
-		return NULL;
-	lh = (struct grim_link_hdr *)copy->data;
-	fh = (struct grim_frag_hdr *)(copy->data + GRIM_CTL_LEN);
+	fh = (struct grim_frag_hdr *)(skb->data + GRIM_CTL_LEN);
 	rev = grim_rxs_find(txs->peer, txs->dst_chan, txs->src_chan);
 	if (rev) {
 		lh->flags |= GRIM_FF_ACK;
 		fh->ack = htonl(rev->rcv_nxt);
 		grim_rxs_acked(rev);
+	} else {
+		lh->flags &= ~GRIM_FF_ACK;
+		fh->ack = 0;
 	}
-	grim_frame_finish_head(copy, GRIM_DATA_HLEN,
-			       GRIM_FRAME_CB(skb)->crc_tail);
+}
+
+/* The first transmission of a queued frame: stamp the session, finish
+ * the head in place and send a clone.  Nobody writes the head after
+ * this, so the clone may share it; header release lets the lower
+ * device's header go into the shared headroom without a copy.
+ */
+static struct sk_buff *grim_frame_first(struct grim_txs *txs,
+					struct sk_buff *skb)
+{
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
+	struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
+
+	if (!fcb->stamped) {
+		lh->src_gen = htonl(txs->peer->lgen);
+		lh->dst_gen = htonl(txs->peer->rgen);
+		fcb->crc_tail = grim_frame_crc_tail(skb);
+		__skb_header_release(skb);
+		fcb->stamped = true;
+	}
+	grim_frame_ack(txs, skb);
+	grim_frame_finish_head(skb, fcb->crc_tail);
+	return skb_clone(skb, GFP_ATOMIC);
+}
+
+/* A retransmission: a copy with a private head (the payload is shared),
+ * carrying the current ACK of the reverse stream.
+ */
+static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
+				       struct sk_buff *skb)
+{
+	struct sk_buff *copy;
+
+	copy = pskb_copy(skb, GFP_ATOMIC);
+	if (!copy)
+		return NULL;
+	grim_frame_ack(txs, copy);
+	grim_frame_finish_head(copy, GRIM_FRAME_CB(skb)->crc_tail);
 	return copy;
 }
 
@@ -222,12 +250,13 @@ void grim_txs_push(struct grim_txs *txs)
 		window = 1;
 	while ((skb = txs->send_head) &&
 	       txs->snd_nxt - txs->snd_una < window) {
-		if (!GRIM_FRAME_CB(skb)->stamped)
-			grim_frame_stamp(peer, skb);
-		clone = grim_frame_copy(txs, skb);
+		bool retx = grim_seq_before(txs->snd_nxt, txs->next_sent);
+
+		clone = retx ? grim_frame_copy(txs, skb) :
+			       grim_frame_first(txs, skb);
 		if (!clone)
 			break;	/* the retransmission timer tries again */
-		if (grim_seq_before(txs->snd_nxt, txs->next_sent)) {
+		if (retx) {
 			trace_grim_retransmit(peer->node, txs->src_chan,
 					      txs->dst_chan, txs->snd_nxt);
 			grim_count(ni, peer, GRIM_STAT_RETRANS_FRAMES);
@@ -385,12 +414,11 @@ static int grim_frame_add_payload(struct sk_buff *skb, struct sk_buff *msg,
 	return len ? -EFAULT : 0;
 }
 
-static void grim_msg_hdr_fill(struct grim_msg_hdr *mh, struct sk_buff *msg,
-			      u32 seq)
+static void grim_msg_hdr_fill(struct grim_msg_hdr *mh,
+			      const struct grim_msg_cb *cb, u32 len, u32 seq)
 {
-	const struct grim_msg_cb *cb = GRIM_MSG_CB(msg);
-	u32 words = DIV_ROUND_UP(msg->len, 4);
-	u32 corr = words * 4 - msg->len;
+	u32 words = DIV_ROUND_UP(len, 4);
+	u32 corr = words * 4 - len;
 	int i;
 
 	mh->w0 = htonl((GRIM_ID << 16) | ((seq & 0xff) << 8) | (seq & 0xff));
@@ -401,18 +429,54 @@ static void grim_msg_hdr_fill(struct grim_msg_hdr *mh, struct sk_buff *msg,
 		mh->arg[i] = htonl(cb->arg[i]);
 }
 
-/* Cut a message into frames for a lower device of @mtu.  Sequence numbers
- * are filled in later, under the peer lock.
+/* The frame headers of a fragment at @off of a message; sequence numbers,
+ * destination and the message header are filled in under the peer lock.
  */
-static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
-			 unsigned int mtu, struct sk_buff_head *frames)
+static void grim_frame_init(struct grim_ni *ni, struct sk_buff *skb, void *hdr,
+			    const struct grim_msg_cb *cb, u8 flags,
+			    unsigned int off)
 {
-	const struct grim_msg_cb *cb = GRIM_MSG_CB(msg);
+	struct grim_link_hdr *lh = hdr;
+	struct grim_ctl_msg *cm = (struct grim_ctl_msg *)(lh + 1);
+	struct grim_frag_hdr *fh = (struct grim_frag_hdr *)(cm + 1);
+
+	memset(GRIM_FRAME_CB(skb), 0, sizeof(struct grim_frame_cb));
+	grim_link_hdr_init(ni, NULL, lh, GRIM_FT_DATA, flags, 0);
+	cm->src_chan = htons(cb->src_port);
+	cm->dst_chan = htons(cb->dst_port);
+	cm->seq = 0;
+	fh->offset = htons(off);
+	fh->reserved = 0;
+	fh->ack = 0;
+}
+
+/* A message that fits one frame, in a linear skb with the headroom the
+ * socket left for it, becomes that frame: no allocation, no copy.
+ */
+static bool grim_frame_whole(struct grim_ni *ni, struct sk_buff *msg,
+			     const struct grim_msg_cb *cb, unsigned int mtu,
+			     struct sk_buff_head *frames)
+{
+	const unsigned int hlen = GRIM_DATA_HLEN + GRIM_MSG_HLEN;
+
+	if (msg->len + hlen > mtu || skb_is_nonlinear(msg) ||
+	    skb_cloned(msg) ||
+	    skb_headroom(msg) < hlen + LL_RESERVED_SPACE(ni->lower))
+		return false;
+	grim_frame_init(ni, msg, skb_push(msg, hlen), cb,
+			GRIM_FF_FIRST | GRIM_FF_LAST, 0);
+	GRIM_FRAME_CB(msg)->whole = true;
+	__skb_queue_tail(frames, msg);
+	return true;
+}
+
+/* Cut a message into frames for a lower device of @mtu. */
+static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
+			 const struct grim_msg_cb *cb, unsigned int mtu,
+			 struct sk_buff_head *frames)
+{
 	unsigned int hh = LL_RESERVED_SPACE(ni->lower);
 	unsigned int off = 0, room, n, copy;
-	struct grim_link_hdr *lh;
-	struct grim_ctl_msg *cm;
-	struct grim_frag_hdr *fh;
 	struct sk_buff *skb;
 	bool first = true;
 	int err;
@@ -428,20 +492,9 @@ static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
 			return -ENOBUFS;
 		skb_reserve(skb, hh);
 		__skb_queue_tail(frames, skb);
-		memset(GRIM_FRAME_CB(skb), 0, sizeof(struct grim_frame_cb));
-
-		lh = skb_put(skb, GRIM_LINK_HLEN);
-		grim_link_hdr_init(ni, NULL, lh, GRIM_FT_DATA,
-				   (first ? GRIM_FF_FIRST : 0) |
-				   (off + n == msg->len ? GRIM_FF_LAST : 0), 0);
-		cm = skb_put(skb, sizeof(*cm));
-		cm->src_chan = htons(cb->src_port);
-		cm->dst_chan = htons(cb->dst_port);
-		cm->seq = 0;
-		fh = skb_put(skb, sizeof(*fh));
-		fh->offset = htons(off);
-		fh->reserved = 0;
-		fh->ack = 0;
+		grim_frame_init(ni, skb, skb_put(skb, GRIM_DATA_HLEN), cb,
+				(first ? GRIM_FF_FIRST : 0) |
+				(off + n == msg->len ? GRIM_FF_LAST : 0), off);
 		if (first)
 			skb_put(skb, GRIM_MSG_HLEN);
 		err = grim_frame_add_payload(skb, msg, off, n);
@@ -453,10 +506,13 @@ static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
 	return 0;
 }
 
-/* Fill in sequence numbers and the message header.  Peer lock held. */
+/* Fill in sequence numbers and the message header (@cb, @len bytes);
+ * @msg is completed with the last frame.  Peer lock held.
+ */
 static void grim_frames_number(struct grim_txs *txs,
 			       struct sk_buff_head *frames,
-			       struct sk_buff *msg)
+			       struct sk_buff *msg,
+			       const struct grim_msg_cb *cb, unsigned int len)
 {
 	struct grim_peer *peer = txs->peer;
 	struct sk_buff *skb;
@@ -471,7 +527,7 @@ static void grim_frames_number(struct grim_txs *txs,
 		lh->dst_node = htonl(peer->node);
 		if (first)
 			grim_msg_hdr_fill((struct grim_msg_hdr *)
-					  (skb->data + GRIM_DATA_HLEN), msg,
+					  (skb->data + GRIM_DATA_HLEN), cb, len,
 					  txs->next_seq);
 		first = false;
 		txs->next_seq++;
@@ -481,8 +537,10 @@ static void grim_frames_number(struct grim_txs *txs,
 
 int grim_ni_send(struct grim_ni *ni, struct sk_buff *msg)
 {
-	const struct grim_msg_cb *cb = GRIM_MSG_CB(msg);
+	const struct grim_msg_cb mcb = *GRIM_MSG_CB(msg);
+	const struct grim_msg_cb *cb = &mcb;
 	unsigned int mtu = READ_ONCE(ni->lower->mtu);
+	unsigned int len = msg->len;
 	struct sk_buff_head frames;
 	struct grim_peer *peer;
 	struct grim_txs *txs;
@@ -500,9 +558,13 @@ int grim_ni_send(struct grim_ni *ni, struct sk_buff *msg)
 		mtu = 0xffff;	/* the link header's length field */
 
 	__skb_queue_head_init(&frames);
-	err = grim_fragment(ni, msg, mtu, &frames);
-	if (err)
-		goto free_frames;
+	if (grim_frame_whole(ni, msg, cb, mtu, &frames)) {
+		msg = NULL;	/* it is the frame now */
+	} else {
+		err = grim_fragment(ni, msg, cb, mtu, &frames);
+		if (err)
+			goto free_frames;
+	}
 
 	rcu_read_lock();
 	peer = cb->node == ni->node ? READ_ONCE(ni->self) :
@@ -525,13 +587,13 @@ int grim_ni_send(struct grim_ni *ni, struct sk_buff *msg)
 		err = -ENOBUFS;
 		goto unlock;
 	}
-	grim_frames_number(txs, &frames, msg);
+	grim_frames_number(txs, &frames, msg, cb, len);
 	if (!txs->send_head)
 		txs->send_head = skb_peek(&frames);
 	skb_queue_splice_tail_init(&frames, &txs->frames);
-	trace_grim_msg_tx(peer->node, cb->src_port, cb->dst_port, msg->len);
+	trace_grim_msg_tx(peer->node, cb->src_port, cb->dst_port, len);
 	grim_count(ni, peer, GRIM_STAT_TX_MSGS);
-	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, msg->len);
+	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, len);
 	grim_txs_push(txs);
 	spin_unlock_bh(&peer->lock);
 	rcu_read_unlock();

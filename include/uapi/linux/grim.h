@@ -98,7 +98,13 @@ enum grim_frame_type {
 	GRIM_FT_HELLO	= 4,	/* discovery (broadcast) and keep-alive */
 };
 
-#define GRIM_WIRE_VERSION	1
+#define GRIM_WIRE_VERSION	2
+
+/* The frame check (link header csum) is CRC32C over the frame's bytes from
+ * offset GRIM_CRC_SPLIT to its end, then over bytes 0 .. GRIM_CRC_SPLIT - 1
+ * (or the whole frame, if shorter) with the csum field as zero.
+ */
+#define GRIM_CRC_SPLIT		48
 
 /* Link header flags. */
 #define GRIM_FF_FIRST	0x01	/* first fragment of a message */
