@@ -59,7 +59,7 @@ pretty "$NS" "ip link add ... type grim without GRIM attributes"
 check_ok ipn link add link veth0 name grim0 type grim
 out=$(check_ok ipn -d link show grim0)
 echo "$out"
-check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 64" \
+check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 64 datacrc on" \
 	"defaults (node from the lower MAC 22:33:44:55)"
 
 pretty "$NS" "ethtool -i"

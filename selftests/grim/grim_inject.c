@@ -15,6 +15,8 @@
  *   badlen      ... whose len field exceeds the frame or is below the
  *               link header size
  *   badcsum     ... with a wrong CRC32C
+ *   hdrcrc      DATA frames without GRIM_FF_DCRC (CRC over the headers
+ *               only), one bit of the headers flipped
  *   cluster     valid CRC, another cluster id
  *   notours     valid CRC, addressed to another node, or from node 0,
  *               GRIM_NODE_ANY or the receiver's own node
@@ -89,15 +91,20 @@ static uint32_t crc32c_update(uint32_t c, const uint8_t *p, size_t len)
 }
 
 /* The frame check of @len bytes from the link header @lh: CRC32C over the
- * bytes from GRIM_CRC_SPLIT on, then over the head with its csum field as
- * zero (Documentation/networking/grim.rst).
+ * covered bytes from GRIM_CRC_SPLIT on, then over the head with its csum
+ * field as zero (Documentation/networking/grim.rst).
  */
 static uint32_t frame_crc(const uint8_t *lh, size_t len)
 {
+	const struct grim_link_hdr *hdr = (const struct grim_link_hdr *)lh;
 	size_t h = len < GRIM_CRC_SPLIT ? len : GRIM_CRC_SPLIT;
 	uint8_t head[GRIM_CRC_SPLIT];
 	uint32_t c = ~0u;
 
+	/* Without GRIM_FF_DCRC a data frame's CRC covers its headers only. */
+	if (hdr->type == GRIM_FT_DATA && !(hdr->flags & GRIM_FF_DCRC) &&
+	    len > GRIM_CRC_HDR_LEN)
+		len = GRIM_CRC_HDR_LEN;
 	memcpy(head, lh, h);
 	memset(head + offsetof(struct grim_link_hdr, csum), 0, 4);
 	c = crc32c_update(c, lh + h, len - h);
@@ -206,7 +213,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]\n"
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
-		"modes: random short badmagic badversion badlen badcsum cluster notours\n"
+		"modes: random short badmagic badversion badlen badcsum hdrcrc cluster\n"
+		"       notours\n"
 		"       badtype unknownpeer stale frag replay\n");
 	exit(2);
 }
@@ -403,7 +411,8 @@ static uint8_t *build(uint8_t *f, uint8_t type, size_t plen, size_t *flen)
 	lh->magic = htons(GRIM_ID);
 	lh->version = GRIM_WIRE_VERSION;
 	lh->type = type;
-	lh->flags = 0;
+	/* Data frames as the NI sends them by default: CRC over it all. */
+	lh->flags = type == GRIM_FT_DATA ? GRIM_FF_DCRC : 0;
 	lh->reserved = 0;
 	for (i = 0; i < plen; i++)
 		p[LH_LEN + i] = rnd();
@@ -462,7 +471,10 @@ static void mode_badmagic(void)
 
 static void mode_badversion(void)
 {
-	static const uint8_t bad[] = { 0, 2, 3, 0x81, 0xff };
+	/* 1 is the wire version before the CRC order changed */
+	static const uint8_t bad[] = {
+		0, GRIM_WIRE_VERSION - 1, GRIM_WIRE_VERSION + 1, 0x81, 0xff,
+	};
 	static uint8_t f[2048];
 	struct grim_link_hdr *lh;
 	size_t flen;
@@ -523,6 +535,36 @@ static void mode_badcsum(void)
 				off = offsetof(struct grim_link_hdr, cluster) + rnd() % 12;
 			p[off] ^= 1u << (rnd() % 8);
 		}
+		xmit(f, flen, C_CSUM);
+	}
+}
+
+/* Data frames whose sender left the payload to the lower link
+ * (GRIM_FF_DCRC clear): one bit flipped in the headers the CRC still
+ * covers.
+ */
+static void mode_hdrcrc(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen, off;
+	uint8_t *p;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		p = build(f, GRIM_FT_DATA, 200 + rnd() % 800, &flen);
+		lh = (struct grim_link_hdr *)p;
+		lh->flags &= ~GRIM_FF_DCRC;
+		seal(p, flen - ETH_HLEN);
+		/* past the fields the earlier checks look at, before the
+		 * end of the covered headers
+		 */
+		off = offsetof(struct grim_link_hdr, src_gen) +
+		      rnd() % (GRIM_CRC_HDR_LEN - offsetof(struct grim_link_hdr, src_gen));
+		if (off >= offsetof(struct grim_link_hdr, csum) &&
+		    off < offsetof(struct grim_link_hdr, csum) + 4)
+			off += 4;
+		p[off] ^= 1u << (rnd() % 8);
 		xmit(f, flen, C_CSUM);
 	}
 }
@@ -644,7 +686,7 @@ static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
 
 	memcpy(lh, &tmpl, sizeof(*lh));
 	lh->type = GRIM_FT_DATA;
-	lh->flags = flags;
+	lh->flags = flags | GRIM_FF_DCRC;
 	lh->reserved = 0;
 	cm->src_chan = htons(schan);
 	cm->dst_chan = htons(dchan);
@@ -835,6 +877,7 @@ static const struct {
 	{ "badversion", mode_badversion },
 	{ "badlen", mode_badlen },
 	{ "badcsum", mode_badcsum },
+	{ "hdrcrc", mode_hdrcrc },
 	{ "cluster", mode_cluster },
 	{ "notours", mode_notours },
 	{ "badtype", mode_badtype },

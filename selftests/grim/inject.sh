@@ -174,6 +174,7 @@ inject badmagic
 inject badversion
 inject badlen
 inject badcsum
+inject hdrcrc
 
 pretty "" "the good traffic arrived exactly once, in order"
 overlap=yes

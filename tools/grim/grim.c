@@ -117,6 +117,7 @@ static const char *const attr_names[GRIM_A_MAX + 1] = {
 	[GRIM_A_CLUSTER] = "cluster", [GRIM_A_RUNNING] = "running",
 	[GRIM_A_HELLO_MS] = "hello-ms", [GRIM_A_DEAD_MS] = "dead-ms",
 	[GRIM_A_RTO_MS] = "rto-ms", [GRIM_A_WINDOW] = "window",
+	[GRIM_A_DATA_CRC] = "data-crc",
 	[GRIM_A_PEER_MAC] = "mac", [GRIM_A_SOCK_PORT] = "port",
 };
 
@@ -397,11 +398,12 @@ static int node_cb(const struct nlmsghdr *nlh, void *data)
 static int link_cb(const struct nlmsghdr *nlh, void *data)
 {
 	char ifn[IF_NAMESIZE], lower[IF_NAMESIZE];
-	bool running;
+	bool running, data_crc;
 	struct attrs at;
 
 	parse(nlh, &at);
 	running = at.tb[GRIM_A_RUNNING] && mnl_attr_get_u8(at.tb[GRIM_A_RUNNING]);
+	data_crc = at.tb[GRIM_A_DATA_CRC] && mnl_attr_get_u8(at.tb[GRIM_A_DATA_CRC]);
 	if (!if_indextoname(u32a(&at, GRIM_A_LOWER_IFINDEX), lower))
 		snprintf(lower, sizeof(lower), "if%u",
 			 (unsigned int)u32a(&at, GRIM_A_LOWER_IFINDEX));
@@ -418,6 +420,7 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		juint("dead_ms", u32a(&at, GRIM_A_DEAD_MS));
 		juint("rto_ms", u32a(&at, GRIM_A_RTO_MS));
 		juint("window", u32a(&at, GRIM_A_WINDOW));
+		jbool("data_crc", data_crc);
 		juint("peers", u32a(&at, GRIM_A_NPEERS));
 		if (show_stats)
 			print_stats(&at);
@@ -428,10 +431,10 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		       u32a(&at, GRIM_A_CLUSTER), lower,
 		       running ? "running" : "down");
 		printf("    hello %" PRIu64 "ms dead %" PRIu64 "ms rto %" PRIu64
-		       "ms window %" PRIu64 " peers %" PRIu64 "\n",
+		       "ms window %" PRIu64 " data-crc %s peers %" PRIu64 "\n",
 		       u32a(&at, GRIM_A_HELLO_MS), u32a(&at, GRIM_A_DEAD_MS),
 		       u32a(&at, GRIM_A_RTO_MS), u32a(&at, GRIM_A_WINDOW),
-		       u32a(&at, GRIM_A_NPEERS));
+		       data_crc ? "on" : "off", u32a(&at, GRIM_A_NPEERS));
 		if (show_stats)
 			print_stats(&at);
 	}

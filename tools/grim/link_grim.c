@@ -39,6 +39,9 @@ enum output_type { PRINT_FP = 1, PRINT_JSON = 2, PRINT_ANY = 4 };
 enum color_attr { COLOR_NONE = 6 };
 
 int addattr32(struct nlmsghdr *n, int maxlen, int type, __u32 data);
+int addattr8(struct nlmsghdr *n, int maxlen, int type, __u8 data);
+int print_color_string(enum output_type t, enum color_attr c, const char *key,
+		       const char *fmt, const char *value);
 int print_color_uint(enum output_type t, enum color_attr c, const char *key,
 		     const char *fmt, unsigned int value);
 
@@ -67,11 +70,14 @@ static void grim_print_help(struct link_util *lu, int argc, char **argv,
 	fprintf(f,
 		"Usage: ... grim [ node NODE_ID ] [ cluster CLUSTER_ID ]\n"
 		"                [ hello MS ] [ dead MS ] [ rto MS ] [ window FRAMES ]\n"
+		"                [ datacrc { on | off } ]\n"
 		"\n"
 		"Where: NODE_ID    := 1..4294967294 (default: low 32 bits of the lower MAC)\n"
 		"       CLUSTER_ID := 0..4294967295\n"
 		"       hello 10..30000, dead 30..600000 (at least 3 hellos),\n"
 		"       rto 1..1000 ms, window 1..4096 frames in flight per stream\n"
+		"       datacrc off: the CRC of sent frames covers only their\n"
+		"       headers, the payload is left to the lower link's check\n"
 		"Node and cluster change only while the link is down.\n");
 }
 
@@ -86,6 +92,19 @@ static int grim_parse_opt(struct link_util *lu, int argc, char **argv,
 		if (!strcmp(*argv, "help")) {
 			grim_print_help(lu, argc, argv, stderr);
 			return -1;
+		}
+		if (!strcmp(*argv, "datacrc")) {
+			if (argc < 2 || (strcmp(argv[1], "on") &&
+					 strcmp(argv[1], "off"))) {
+				fprintf(stderr, "grim: datacrc needs \"on\" or \"off\"\n");
+				return -1;
+			}
+			if (addattr8(n, IPLINK_REQ_MAX, IFLA_GRIM_DATA_CRC,
+				     !strcmp(argv[1], "on")))
+				return -1;
+			argc -= 2;
+			argv += 2;
+			continue;
 		}
 		for (i = 0; i < N_OPTS; i++)
 			if (!strcmp(*argv, grim_opts[i].name))
@@ -134,6 +153,12 @@ static void grim_print_opt(struct link_util *lu, FILE *f, struct rtattr *tb[])
 		print_color_uint(PRINT_ANY, COLOR_NONE, grim_opts[i].name,
 				 fmt[i], *(__u32 *)RTA_DATA(a));
 	}
+	if (tb[IFLA_GRIM_DATA_CRC] &&
+	    RTA_PAYLOAD(tb[IFLA_GRIM_DATA_CRC]) >= sizeof(__u8))
+		print_color_string(PRINT_ANY, COLOR_NONE, "datacrc",
+				   "datacrc %s ",
+				   *(__u8 *)RTA_DATA(tb[IFLA_GRIM_DATA_CRC]) ?
+				   "on" : "off");
 }
 
 struct link_util grim_link_util = {

@@ -261,6 +261,7 @@ static void grim_setup(struct net_device *dev)
 	ni->dead_ms = GRIM_DEF_DEAD_MS;
 	ni->rto_ms = GRIM_DEF_RTO_MS;
 	ni->window = GRIM_DEF_WINDOW;
+	ni->data_crc = true;
 }
 
 static struct netlink_range_validation grim_node_range = {
@@ -278,6 +279,7 @@ static const struct nla_policy grim_policy[IFLA_GRIM_MAX + 1] = {
 	[IFLA_GRIM_DEAD_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &grim_dead_range),
 	[IFLA_GRIM_RTO_MS]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_RTO_MS),
 	[IFLA_GRIM_WINDOW]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_WINDOW),
+	[IFLA_GRIM_DATA_CRC]	= NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static int grim_validate(struct nlattr *tb[], struct nlattr *data[],
@@ -328,6 +330,9 @@ static int grim_apply(struct grim_ni *ni, struct nlattr *data[],
 		WRITE_ONCE(ni->rto_ms, nla_get_u32(data[IFLA_GRIM_RTO_MS]));
 	if (data[IFLA_GRIM_WINDOW])
 		WRITE_ONCE(ni->window, nla_get_u32(data[IFLA_GRIM_WINDOW]));
+	if (data[IFLA_GRIM_DATA_CRC])
+		WRITE_ONCE(ni->data_crc,
+			   !!nla_get_u8(data[IFLA_GRIM_DATA_CRC]));
 	if (data[IFLA_GRIM_CLUSTER])
 		ni->cluster = nla_get_u32(data[IFLA_GRIM_CLUSTER]);
 	if (data[IFLA_GRIM_NODE]) {
@@ -428,7 +433,7 @@ static int grim_changelink(struct net_device *dev, struct nlattr *tb[],
 
 static size_t grim_get_size(const struct net_device *dev)
 {
-	return 6 * nla_total_size(sizeof(u32));
+	return 6 * nla_total_size(sizeof(u32)) + nla_total_size(sizeof(u8));
 }
 
 static int grim_fill_info(struct sk_buff *skb, const struct net_device *dev)
@@ -440,7 +445,8 @@ static int grim_fill_info(struct sk_buff *skb, const struct net_device *dev)
 	    nla_put_u32(skb, IFLA_GRIM_HELLO_MS, ni->hello_ms) ||
 	    nla_put_u32(skb, IFLA_GRIM_DEAD_MS, ni->dead_ms) ||
 	    nla_put_u32(skb, IFLA_GRIM_RTO_MS, ni->rto_ms) ||
-	    nla_put_u32(skb, IFLA_GRIM_WINDOW, ni->window))
+	    nla_put_u32(skb, IFLA_GRIM_WINDOW, ni->window) ||
+	    nla_put_u8(skb, IFLA_GRIM_DATA_CRC, ni->data_crc))
 		return -EMSGSIZE;
 	return 0;
 }

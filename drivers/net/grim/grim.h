@@ -194,6 +194,7 @@ struct grim_ni {
 	u32 dead_ms;
 	u32 rto_ms;
 	u32 window;
+	bool data_crc;		/* the CRC of sent frames covers payload */
 	u32 base_gen;
 	unsigned int npeers;
 	struct grim_peer *self;

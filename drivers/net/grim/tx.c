@@ -429,6 +429,12 @@ static void grim_msg_hdr_fill(struct grim_msg_hdr *mh,
 		mh->arg[i] = htonl(cb->arg[i]);
 }
 
+/* Whether this NI's CRC covers the payload of the frames it sends. */
+static u8 grim_dcrc(const struct grim_ni *ni)
+{
+	return READ_ONCE(ni->data_crc) ? GRIM_FF_DCRC : 0;
+}
+
 /* The frame headers of a fragment at @off of a message; sequence numbers,
  * destination and the message header are filled in under the peer lock.
  */
@@ -464,7 +470,7 @@ static bool grim_frame_whole(struct grim_ni *ni, struct sk_buff *msg,
 	    skb_headroom(msg) < hlen + LL_RESERVED_SPACE(ni->lower))
 		return false;
 	grim_frame_init(ni, msg, skb_push(msg, hlen), cb,
-			GRIM_FF_FIRST | GRIM_FF_LAST, 0);
+			GRIM_FF_FIRST | GRIM_FF_LAST | grim_dcrc(ni), 0);
 	GRIM_FRAME_CB(msg)->whole = true;
 	__skb_queue_tail(frames, msg);
 	return true;
@@ -494,7 +500,8 @@ static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
 		__skb_queue_tail(frames, skb);
 		grim_frame_init(ni, skb, skb_put(skb, GRIM_DATA_HLEN), cb,
 				(first ? GRIM_FF_FIRST : 0) |
-				(off + n == msg->len ? GRIM_FF_LAST : 0), off);
+				(off + n == msg->len ? GRIM_FF_LAST : 0) |
+				grim_dcrc(ni), off);
 		if (first)
 			skb_put(skb, GRIM_MSG_HLEN);
 		err = grim_frame_add_payload(skb, msg, off, n);

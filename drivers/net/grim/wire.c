@@ -18,6 +18,7 @@ static_assert(sizeof(struct grim_frag_hdr) == 8);
 static_assert(sizeof(struct grim_msg_hdr) == 32);
 /* A data frame's ACK field lies before the split, its message after. */
 static_assert(GRIM_CRC_SPLIT == GRIM_DATA_HLEN);
+static_assert(GRIM_DATA_HLEN + GRIM_MSG_HLEN == GRIM_CRC_HDR_LEN);
 
 /* The frame check is CRC32C.  It runs over the frame from byte
  * GRIM_CRC_SPLIT (or its end, if shorter) to the end, then over the bytes
@@ -73,15 +74,27 @@ static u32 grim_crc_head(const u8 *head, unsigned int hlen, u32 crc)
 	return grim_crc(crc, head + off + 4, hlen - off - 4);
 }
 
-/* The CRC state of a frame's bytes past the split, to finish with
- * grim_frame_finish_head() at every transmission.
+/* How many bytes of a frame of @len the CRC covers: all of them, but for
+ * data frames whose sender left the payload to the lower link's check.
+ */
+static unsigned int grim_crc_len(const struct grim_link_hdr *lh,
+				 unsigned int len)
+{
+	if (lh->type == GRIM_FT_DATA && !(lh->flags & GRIM_FF_DCRC))
+		return min_t(unsigned int, len, GRIM_CRC_HDR_LEN);
+	return len;
+}
+
+/* The CRC state of a frame's covered bytes past the split, to finish
+ * with grim_frame_finish_head() at every transmission.
  */
 u32 grim_frame_crc_tail(struct sk_buff *skb)
 {
-	if (skb->len <= GRIM_CRC_SPLIT)
+	unsigned int len = grim_crc_len((void *)skb->data, skb->len);
+
+	if (len <= GRIM_CRC_SPLIT)
 		return ~0U;
-	return grim_crc_skb(skb, GRIM_CRC_SPLIT, skb->len - GRIM_CRC_SPLIT,
-			    ~0U);
+	return grim_crc_skb(skb, GRIM_CRC_SPLIT, len - GRIM_CRC_SPLIT, ~0U);
 }
 
 /* Seal a frame whose tail CRC state is known: only the head is summed.
@@ -112,6 +125,8 @@ static bool grim_frame_crc_ok(struct sk_buff *skb, unsigned int len)
 	const struct grim_link_hdr *lh = (const void *)skb->data;
 	unsigned int hlen = min_t(unsigned int, len, GRIM_CRC_SPLIT);
 	u32 crc = ~0U;
+
+	len = grim_crc_len(lh, len);
 
 	if (len > hlen)
 		crc = grim_crc_skb(skb, hlen, len - hlen, crc);

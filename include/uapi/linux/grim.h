@@ -81,6 +81,7 @@ enum {
 	IFLA_GRIM_DEAD_MS,	/* u32: peer declared down after this, ms */
 	IFLA_GRIM_RTO_MS,	/* u32: initial retransmission timeout, ms */
 	IFLA_GRIM_WINDOW,	/* u32: frames in flight per stream */
+	IFLA_GRIM_DATA_CRC,	/* u8: 1 = the frame CRC covers the payload */
 	__IFLA_GRIM_MAX,
 };
 
@@ -105,6 +106,10 @@ enum grim_frame_type {
  * (or the whole frame, if shorter) with the csum field as zero.
  */
 #define GRIM_CRC_SPLIT		48
+/* A DATA frame without GRIM_FF_DCRC has only its first GRIM_CRC_HDR_LEN
+ * bytes (the frame and message headers) covered by the CRC.
+ */
+#define GRIM_CRC_HDR_LEN	80
 
 /* Link header flags. */
 #define GRIM_FF_FIRST	0x01	/* first fragment of a message */
@@ -112,6 +117,7 @@ enum grim_frame_type {
 #define GRIM_FF_ACK	0x04	/* data: frag_hdr.ack acknowledges the
 				 * reverse stream
 				 */
+#define GRIM_FF_DCRC	0x08	/* data: the CRC covers the whole frame */
 #define GRIM_FF_PROBE	0x10	/* hello: unicast keep-alive probe */
 
 struct grim_link_hdr {
@@ -247,6 +253,7 @@ enum {
 	GRIM_A_SOCK_DROPS,	/* u32 */
 	GRIM_A_SOCK_INODE,	/* u64 */
 	GRIM_A_SOCK_UID,	/* u32 */
+	GRIM_A_DATA_CRC,	/* u8: the CRC of sent frames covers payload */
 	__GRIM_A_MAX,
 };
 
