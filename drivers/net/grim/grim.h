@@ -29,7 +29,7 @@
 #define GRIM_MAX_PEERS		1024
 #define GRIM_MAX_STREAMS	4096	/* per peer and direction */
 #define GRIM_MIN_LOWER_MTU	256
-#define GRIM_ACK_EVERY		8	/* frames between ACKs inside a message */
+#define GRIM_ACK_EVERY		16	/* frames between ACKs inside a message */
 #define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
 #define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
 #define GRIM_DUPACK_THRESH	3

@@ -16,7 +16,8 @@
  * reassembly the endpoint made room for: an ACK is never taken back.
  * The ACK of a completed message waits GRIM_ACK_DELAY for a data frame
  * going back on the reverse stream to carry it; every GRIM_ACK_EVERY
- * frames, on a closed gap and on duplicates it goes at once.
+ * frames, on a closed gap, on duplicates and when the sender asks (its
+ * window is full) it goes at once.
  */
 #include <linux/hash.h>
 #include <linux/netdevice.h>
@@ -366,6 +367,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 	bool ack = false, now = false;
 	struct grim_rxs *rxs;
 	u32 seq;
+	u8 flags;
 
 	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
 		grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
@@ -374,7 +376,10 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	cm = (const struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN);
 	seq = ntohl(cm->seq);
-	if (((const struct grim_link_hdr *)skb->data)->flags & GRIM_FF_ACK) {
+	flags = ((const struct grim_link_hdr *)skb->data)->flags;
+	/* The sender's window is full: it waits for this ACK. */
+	now = flags & GRIM_FF_ACKREQ;
+	if (flags & GRIM_FF_ACK) {
 		const struct grim_frag_hdr *fh = (const void *)(cm + 1);
 		struct grim_ctl_msg ack = *cm;
 

@@ -175,12 +175,21 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 	txs->dupacks = 0;
 }
 
-/* Put the current ACK of the reverse stream into a frame's head. */
-static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb)
+/* Put the current ACK of the reverse stream into a frame's head, and ask
+ * for an ACK at once if the frame fills the window (the receiver, which
+ * does not know our window, would otherwise wait for GRIM_ACK_EVERY).
+ */
+static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
+			   bool ackreq)
 {
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
 	struct grim_frag_hdr *fh;
 	struct grim_rxs *rev;
+
+	if (ackreq)
+		lh->flags |= GRIM_FF_ACKREQ;
+	else
+		lh->flags &= ~GRIM_FF_ACKREQ;
 
 	fh = (struct grim_frag_hdr *)(skb->data + GRIM_CTL_LEN);
 	rev = grim_rxs_find(txs->peer, txs->dst_chan, txs->src_chan);
@@ -200,7 +209,7 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb)
  * device's header go into the shared headroom without a copy.
  */
 static struct sk_buff *grim_frame_first(struct grim_txs *txs,
-					struct sk_buff *skb)
+					struct sk_buff *skb, bool ackreq)
 {
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
 	struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
@@ -212,7 +221,7 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
 		__skb_header_release(skb);
 		fcb->stamped = true;
 	}
-	grim_frame_ack(txs, skb);
+	grim_frame_ack(txs, skb, ackreq);
 	grim_frame_finish_head(skb, fcb->crc_tail);
 	return skb_clone(skb, GFP_ATOMIC);
 }
@@ -221,14 +230,14 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
  * carrying the current ACK of the reverse stream.
  */
 static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
-				       struct sk_buff *skb)
+				       struct sk_buff *skb, bool ackreq)
 {
 	struct sk_buff *copy;
 
 	copy = pskb_copy(skb, GFP_ATOMIC);
 	if (!copy)
 		return NULL;
-	grim_frame_ack(txs, copy);
+	grim_frame_ack(txs, copy, ackreq);
 	grim_frame_finish_head(copy, GRIM_FRAME_CB(skb)->crc_tail);
 	return copy;
 }
@@ -251,9 +260,10 @@ void grim_txs_push(struct grim_txs *txs)
 	while ((skb = txs->send_head) &&
 	       txs->snd_nxt - txs->snd_una < window) {
 		bool retx = grim_seq_before(txs->snd_nxt, txs->next_sent);
+		bool full = txs->snd_nxt + 1 - txs->snd_una >= window;
 
-		clone = retx ? grim_frame_copy(txs, skb) :
-			       grim_frame_first(txs, skb);
+		clone = retx ? grim_frame_copy(txs, skb, full) :
+			       grim_frame_first(txs, skb, full);
 		if (!clone)
 			break;	/* the retransmission timer tries again */
 		if (retx) {
@@ -492,8 +502,9 @@ static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
 		n = min(room, msg->len - off);
 		/* The head holds the headers and the message's linear bytes. */
 		copy = off < skb_headlen(msg) ? min(n, skb_headlen(msg) - off) : 0;
-		skb = alloc_skb(hh + GRIM_DATA_HLEN + GRIM_MSG_HLEN + copy,
-				GFP_KERNEL);
+		/* fclone: the clone of the first transmission comes free */
+		skb = alloc_skb_fclone(hh + GRIM_DATA_HLEN + GRIM_MSG_HLEN +
+				       copy, GFP_KERNEL);
 		if (!skb)
 			return -ENOBUFS;
 		skb_reserve(skb, hh);

@@ -119,6 +119,7 @@ enum grim_frame_type {
 				 */
 #define GRIM_FF_DCRC	0x08	/* data: the CRC covers the whole frame */
 #define GRIM_FF_PROBE	0x10	/* hello: unicast keep-alive probe */
+#define GRIM_FF_ACKREQ	0x20	/* data: the sender's window is full, ACK now */
 
 struct grim_link_hdr {
 	__be16	magic;		/* GRIM_ID */
