@@ -10,7 +10,19 @@
 #   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5]
 #
 # Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
-# (link statistics, versions) next to it.
+# (link statistics, versions) next to it; DIR/frames.csv has the frames each
+# case put on host 1's veth, which shows what crossed the wire.
+#
+# TIPC between two namespaces of one kernel skips its bearer and hands
+# messages straight to the peer namespace's sockets (tipc_lxc_xmit() in
+# net/tipc/node.c); it recognises such a peer by a hash in its discovery
+# frames.  So that TIPC crosses the veth and netem like every other family
+# here, a tc pedit on each veth's ingress zeroes that hash; tipc=local
+# keeps the shortcut (and frames.csv then shows next to nothing sent).
+#
+# Family "grimh" is GRIM with "datacrc off" on both links (the CRC covers
+# the frame and message headers; the payload is left to the lower link,
+# as TIPC leaves all of it), run at the headline sizes.
 source "$(dirname "$0")/../../../selftests/grim/lib.sh"
 source "$(dirname "$0")/sockperf.sh"
 TEST_NAME=bench
@@ -19,13 +31,14 @@ PFX=gb
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 PERF=$top/tools/grim/bench/grim-perf
 out=$top/.vm-out/bench
-QUICK=0 REPS=3 LOSSES="0 1 5"
+QUICK=0 REPS=3 LOSSES="0 1 5" TIPC_PATH=wire
 for a; do
 	case $a in
 	out=*) out=${a#out=} ;;
 	quick=*) QUICK=${a#quick=} ;;
 	reps=*) REPS=${a#reps=} ;;
 	loss=*) LOSSES=${a#loss=} LOSSES=${LOSSES//,/ } ;;
+	tipc=*) TIPC_PATH=${a#tipc=} ;;
 	esac
 done
 mkdir -p "$out"
@@ -65,6 +78,15 @@ setup() {
 		h=$(host "$i")
 		ip -n "$h" link set eth0 address "$(host_mac "$i")" up
 		ip -n "$h" addr add "10.71.0.$i/24" dev eth0
+		if [ "$TIPC_PATH" = wire ]; then
+			# TIPC user LINK_CONFIG (13) in word 0; word 13 (byte 52)
+			# is the peer-namespace hash.
+			ip netns exec "$h" tc qdisc add dev eth0 clsact &&
+			ip netns exec "$h" tc filter add dev eth0 ingress \
+				protocol 0x88ca u32 match u32 0x1a000000 0x1e000000 at 0 \
+				action pedit munge offset 52 u32 set 0 ||
+				fail "tc pedit for TIPC on host $i"
+		fi
 		ip netns exec "$h" tipc node set identity "$i" 2>/dev/null ||
 			ip netns exec "$h" tipc node set address "1.1.$i" ||
 			fail "tipc node identity on host $i"
@@ -75,6 +97,7 @@ setup() {
 		ip -n "$h" link set grim0 up || fail "grim0 up on host $i"
 	done
 	NUM_HOSTS=2
+	export IP_LIB_DIR=$top/tools/grim
 	for f in $FAMS; do
 		bg ip netns exec "$(host 2)" "$PERF" server -f "$f" -p $PORT -i eth0
 	done
@@ -100,10 +123,26 @@ dest() {
 	esac
 }
 
-# run FAM LOSS REP ARGS...: one grim-perf client; a line in the CSV either way.
+veth_tx() {
+	ip -n "$(host 1)" -s link show eth0 | awk '/TX:/ { getline; print $2 }'
+}
+
+# datacrc on|off on both GRIM links.
+set_datacrc() {
+	local i
+	for i in 1 2; do
+		ip -n "$(host "$i")" link set grim0 type grim datacrc "$1" ||
+			fail "datacrc $1 on host $i"
+	done
+}
+
+# run FAM LOSS REP ARGS...: one grim-perf client; a line in the CSV either
+# way.  FAM grimh runs the grim family (the links set up by the caller).
 run() {
-	local f=$1 loss=$2 rep=$3 line
+	local f=$1 loss=$2 rep=$3 line label=$1 tx0
 	shift 3
+	[ "$f" = grimh ] && f=grim
+	tx0=$(veth_tx)
 	# nsenter enters only the network namespace: much cheaper than
 	# ip netns exec (which also remounts /sys) under TCG.
 	line=$(timeout -k 5 90 nsenter --net="/run/netns/$(host 1)" "$PERF" client -f "$f" \
@@ -113,6 +152,8 @@ run() {
 		echo "case failed: $f $* (loss $loss%, rep $rep)" >>"$out/errors.log"
 		line="$f,${T:-?},$S,${P:-1},$loss,$rep,timeout,0,0,0,0,0,0,0,0,0,0,0"
 	fi
+	line="$label,${line#*,}"
+	echo "$label,${T:-?},$S,${P:-1},$loss,$rep,$(($(veth_tx) - tx0))" >>"$out/frames.csv"
 	echo "$line" >>"$csv"
 	echo "    $line"
 }
@@ -146,6 +187,13 @@ bench_one() {
 			T=stream S=$s P=1 run "$f" "$loss" "$rep" -T stream -s "$s" -t $BW_T
 		done
 	done
+	pretty "" "loss $loss%, repetition $rep: GRIM with datacrc off"
+	set_datacrc off
+	T=pingpong S=64 P=1 run grimh "$loss" "$rep" -T pingpong -s 64 -n $LAT_N -t $LAT_T
+	for s in 16384 64000; do
+		T=stream S=$s P=1 run grimh "$loss" "$rep" -T stream -s "$s" -t $BW_T
+	done
+	set_datacrc on
 	pretty "" "loss $loss%, repetition $rep: 64 B message rate, $RATE_SENDERS senders"
 	for f in $FAMS; do
 		[ "$f" = raw ] && continue
@@ -159,13 +207,14 @@ setup
 {
 	echo "kernel: $(uname -r)"
 	echo "cpus: $(nproc)"
-	echo "quick: $QUICK reps: $REPS loss: $LOSSES"
+	echo "quick: $QUICK reps: $REPS loss: $LOSSES tipc: $TIPC_PATH"
 	echo "latency sizes: $LAT_SIZES; bandwidth sizes: $BW_SIZES"
 	[ -n "${LOSS_LAT_SIZES:-}" ] &&
 		echo "under loss: latency sizes $LOSS_LAT_SIZES; bandwidth sizes $LOSS_BW_SIZES"
 	grep -m1 'model name' /proc/cpuinfo
 } >"$out/context.txt"
 "$PERF" --csv-header >"$csv"
+echo "family,test,size,senders,loss,rep,veth_tx_frames" >"$out/frames.csv"
 : >"$out/errors.log"
 for ((rep = 1; rep <= REPS; rep++)); do
 	for loss in $LOSSES; do

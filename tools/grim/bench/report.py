@@ -19,7 +19,8 @@ from collections import defaultdict
 FAMS = ["grim", "tipc", "udp", "tcp", "raw"]
 PEERS = ["tipc", "udp", "tcp", "raw"]
 SOCKPERF = ["sockperf-udp", "sockperf-tcp"]
-LABEL = {"grim": "GRIM (AF_GRIM RDM)", "tipc": "TIPC (RDM)", "udp": "UDP",
+LABEL = {"grim": "GRIM (AF_GRIM RDM)", "tipc": "TIPC (RDM, over the veth)",
+         "grimh": "GRIM, datacrc off", "udp": "UDP",
          "tcp": "TCP", "raw": "raw AF_PACKET (floor)",
          "sockperf-udp": "UDP (sockperf)", "sockperf-tcp": "TCP (sockperf)"}
 STYLE = {"grim": ("tab:red", "o"), "tipc": ("tab:blue", "s"),
@@ -70,8 +71,8 @@ class Data:
             return None
         return statistics.median(v), min(v), max(v)
 
-    def ratio(self, test, peer, size, senders, loss, metric):
-        g = self.vals(test, "grim", size, senders, loss, metric)
+    def ratio(self, test, peer, size, senders, loss, metric, base="grim"):
+        g = self.vals(test, base, size, senders, loss, metric)
         p = self.vals(test, peer, size, senders, loss, metric)
         v = [g[r] / p[r] for r in g if r in p and p[r] > 0]
         if not v:
@@ -143,6 +144,25 @@ def tables(D, rate_senders):
             out.append(f"| msg rate, {n} sender{'s' if n > 1 else ''} | 64 | "
                        f"{lossname(loss)} | " + " | ".join(cells) + " |")
     out.append("")
+
+    if any(k[1] == "grimh" for k in D.d):
+        out.append("### GRIM with datacrc off (CRC over headers only), ÷ peer")
+        out.append("")
+        out.append("| case | size (B) | loss | value | ÷ GRIM (datacrc on) | "
+                   "÷ TIPC | ÷ UDP |")
+        out.append("|---|---:|---:|---:|---|---|---|")
+        for loss in D.losses:
+            for test, metric, what in (("pingpong", "lat_med_us", "latency (µs)"),
+                                       ("stream", "mbps", "bandwidth (MB/s)")):
+                for s in D.sizes(test, 1, loss):
+                    if not D.vals(test, "grimh", s, 1, loss, metric):
+                        continue
+                    cells = [fmt(D.ratio(test, p, s, 1, loss, metric, "grimh"))
+                             for p in ("grim", "tipc", "udp")]
+                    val = fmt_val(D.summary(test, "grimh", s, 1, loss, metric))
+                    out.append(f"| {what} | {s} | {lossname(loss)} | {val} | "
+                               + " | ".join(cells) + " |")
+        out.append("")
 
     out.append("### Latency: one-way (round trip / 2), median µs")
     out.append("")

@@ -9,6 +9,7 @@
 #   BENCH_QUICK=1 tools/grim/bench/run.sh   smoke run (~3 minutes)
 #   BENCH_REPS=N BENCH_LOSS="0 5"       override repetitions / loss levels
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
+#   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
 #
 # Results: tools/grim/bench/results/<date>/ (bench.csv, ratios.md, *.png),
@@ -25,6 +26,7 @@ results=$bench/results
 
 if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	make -s -C "$bench" || exit 1
+	make -s -C "$top/tools/grim" || exit 1	# the ip plugin, for datacrc
 fi
 "$bench/deps.sh" || exit 1
 py=$top/.cache/bench-venv/bin/python3
@@ -40,6 +42,7 @@ ln -sfn "$(basename "$run")" "$results/latest"
 args=("quick=${BENCH_QUICK:-0}")
 [ -n "${BENCH_REPS:-}" ] && args+=("reps=$BENCH_REPS")
 [ -n "${BENCH_LOSS:-}" ] && args+=("loss=${BENCH_LOSS// /,}")
+[ -n "${BENCH_TIPC:-}" ] && args+=("tipc=$BENCH_TIPC")
 # One vCPU by default: under TCG on a shared host, wakeups across vCPUs
 # land on the guest's timer tick whenever the host is busy, and the
 # medians of every family then measure the host, not the protocol.
