@@ -53,10 +53,16 @@ static u32 grim_crc_skb(struct sk_buff *skb, unsigned int off,
 	if (off + len <= skb_headlen(skb))
 		return grim_crc(crc, skb->data + off, len);
 	skb_prepare_seq_read(skb, off, off + len, &st);
-	while ((n = skb_seq_read(done, &p, &st)) != 0) {
+	while (done < len && (n = skb_seq_read(done, &p, &st)) != 0) {
+		/* A block runs to the end of its page or fragment, which
+		 * may lie past the bytes asked for.
+		 */
+		n = min(n, len - done);
 		crc = grim_crc(crc, p, n);
 		done += n;
 	}
+	if (done == len)
+		skb_abort_seq_read(&st);
 	return crc;
 }
 
@@ -332,7 +338,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		spin_unlock(&peer->lock);
 		return NET_RX_SUCCESS;
 	}
-	grim_tx_rcv_ctl(ni, peer, lh, (const struct grim_ctl_msg *)(lh + 1));
+	grim_tx_rcv_ctl(ni, peer, lh, (const struct grim_ctl_msg *)(lh + 1),
+			false);
 	spin_unlock(&peer->lock);
 
 consume:
