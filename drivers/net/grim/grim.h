@@ -289,13 +289,11 @@ void grim_peer_flush(struct grim_peer *peer, int err);
 void grim_peer_free(struct grim_peer *peer);
 
 /* tx.c */
-void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
-		   u16 src_chan, u16 dst_chan);
 void grim_txs_push(struct grim_txs *txs);
 void grim_txs_fail(struct grim_txs *txs, int err);
 void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
-		     const struct grim_ctl_msg *cm);
+		     const struct grim_ctl_msg *cm, bool piggybacked);
 void grim_peer_push_all(struct grim_peer *peer);
 
 /* rx.c */

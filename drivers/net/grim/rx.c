@@ -384,7 +384,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		struct grim_ctl_msg ack = *cm;
 
 		ack.seq = fh->ack;
-		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack);
+		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, true);
 	}
 
 	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));

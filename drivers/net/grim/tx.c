@@ -39,8 +39,8 @@ static u32 grim_stream_key(u16 a, u16 b)
 
 static void grim_txs_timer(struct timer_list *t);
 
-void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
-		   u16 src_chan, u16 dst_chan)
+static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
+			  u16 src_chan, u16 dst_chan)
 {
 	txs->peer = peer;
 	txs->src_chan = src_chan;
@@ -321,10 +321,13 @@ out:
 	spin_unlock_bh(&peer->lock);
 }
 
-/* An ACK or NACK for one of our streams.  Peer lock held. */
+/* An ACK or NACK for one of our streams.  Peer lock held.  An ACK
+ * @piggybacked on a data frame repeats itself on every frame of the
+ * reverse stream: it counts only when it moves, never as a duplicate.
+ */
 void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
-		     const struct grim_ctl_msg *cm)
+		     const struct grim_ctl_msg *cm, bool piggybacked)
 {
 	u32 seq = ntohl(cm->seq);
 	struct grim_txs *txs;
@@ -354,6 +357,8 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 
+	if (piggybacked && seq == txs->snd_una)
+		return;
 	grim_count(ni, peer, GRIM_STAT_RX_ACKS);
 	if (seq == txs->snd_una) {
 		/* No progress: a frame after snd_una went missing. */
