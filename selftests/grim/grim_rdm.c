@@ -9,12 +9,16 @@
  * is MIN and the next one MAX); -E sends until an error and reports it;
  * -D uses MSG_DONTWAIT and counts EAGAINs.
  *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF]
+ *   grim_rdm duplex -d NODE -p PORT -P PEERPORT [-n COUNT] [-m MIN] [-M MAX]
+ *                   [-S SEED] [-t TIMEOUT_S] [-g GO_FILE]
  *   grim_rdm bound -p PORT    (exit 0 when some socket has bound PORT)
  *
  * Every message carries (sequence, length, content hash, sender seed) in
  * its active-message arguments and a payload generated from them.  The
  * receiver checks, per sending socket, that sequences arrive exactly once
  * and in order, and that length, hash and every payload byte match.
+ * duplex does both on one socket bound to PORT, talking to PEERPORT on
+ * NODE (which runs duplex the other way round).
  */
 #include <errno.h>
 #include <math.h>
@@ -102,6 +106,36 @@ static int open_sock(uint16_t port, int rcvbuf)
 	return fd;
 }
 
+/* Send message @seq of @len bytes, already in @buf, with its check
+ * values in the active-message arguments.
+ */
+static ssize_t send_one(int fd, uint32_t node, uint16_t port,
+			const uint8_t *buf, uint32_t len, uint32_t seed,
+			uint32_t seq, int flags)
+{
+	struct sockaddr_grim to = {
+		.sgrim_family = AF_GRIM, .sgrim_node = node, .sgrim_port = port,
+	};
+	char cbuf[CMSG_SPACE(sizeof(struct grim_am))] = {};
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = {
+		.msg_name = &to, .msg_namelen = sizeof(to),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct grim_am am = {
+		.handler = AM_HANDLER,
+		.arg = { seq, len, fnv(buf, len), seed },
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_GRIM;
+	c->cmsg_type = GRIM_AM;
+	c->cmsg_len = CMSG_LEN(sizeof(am));
+	memcpy(CMSG_DATA(c), &am, sizeof(am));
+	return sendmsg(fd, &mh, flags);
+}
+
 static int do_send(int argc, char **argv)
 {
 	uint32_t node = 0, count = 1000, min = 0, max = 1024, seed = 1;
@@ -137,20 +171,7 @@ static int do_send(int argc, char **argv)
 	srand(seed);
 	t0 = now_ms();
 	for (i = 0; until_err || i < count; i++) {
-		struct sockaddr_grim to = {
-			.sgrim_family = AF_GRIM, .sgrim_node = node,
-			.sgrim_port = port,
-		};
-		char cbuf[CMSG_SPACE(sizeof(struct grim_am))] = {};
-		struct iovec iov;
-		struct msghdr mh = {
-			.msg_name = &to, .msg_namelen = sizeof(to),
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-		};
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 		uint32_t len = min + (max > min ? (uint32_t)rand() % (max - min + 1) : 0);
-		struct grim_am am = { .handler = AM_HANDLER };
 		ssize_t n;
 
 		if (logsz) {
@@ -166,18 +187,9 @@ static int do_send(int argc, char **argv)
 				len = max;
 		}
 		fill(buf, len, seed, i);
-		am.arg[0] = i;
-		am.arg[1] = len;
-		am.arg[2] = fnv(buf, len);
-		am.arg[3] = seed;
-		c->cmsg_level = SOL_GRIM;
-		c->cmsg_type = GRIM_AM;
-		c->cmsg_len = CMSG_LEN(sizeof(am));
-		memcpy(CMSG_DATA(c), &am, sizeof(am));
-		iov.iov_base = buf;
-		iov.iov_len = len;
 again:
-		n = sendmsg(fd, &mh, dontwait ? MSG_DONTWAIT : 0);
+		n = send_one(fd, node, port, buf, len, seed, i,
+			     dontwait ? MSG_DONTWAIT : 0);
 		if (n < 0 && errno == EHOSTUNREACH && i == 0 &&
 		    now_ms() - t0 < (uint64_t)retry_s * 1000) {
 			usleep(50000);
@@ -215,13 +227,112 @@ struct src {
 	uint32_t node, port, seed, next;
 };
 
+/* What a receiving socket has seen, per sending socket. */
+struct checker {
+	struct src srcs[MAX_SRC];
+	uint32_t nsrc, got, errors;
+	uint64_t bytes;
+	uint8_t *buf, *want;
+};
+
+static void checker_init(struct checker *ck)
+{
+	memset(ck, 0, sizeof(*ck));
+	ck->buf = malloc(GRIM_MAX_PAYLOAD + 1);
+	ck->want = malloc(GRIM_MAX_PAYLOAD);
+	if (!ck->buf || !ck->want) {
+		perror("malloc");
+		exit(2);
+	}
+}
+
+/* Receive one message on @fd without blocking and check it: exactly once,
+ * in order per source, every byte as the sender made it.  Returns 1 for a
+ * message, 0 if none was waiting, -1 on a socket error or too many bad
+ * messages (already reported).
+ */
+static int recv_check(int fd, struct checker *ck)
+{
+	char cbuf[CMSG_SPACE(sizeof(struct grim_am))];
+	struct iovec iov = { ck->buf, GRIM_MAX_PAYLOAD + 1 };
+	struct sockaddr_grim from;
+	struct msghdr mh = {
+		.msg_name = &from, .msg_namelen = sizeof(from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct grim_am *am = NULL;
+	struct src *s = NULL;
+	struct cmsghdr *c;
+	uint32_t i;
+	ssize_t n;
+
+	n = recvmsg(fd, &mh, MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno == EAGAIN)
+			return 0;
+		printf("recv: %s\n", strerror(errno));
+		return -1;
+	}
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_GRIM && c->cmsg_type == GRIM_AM)
+			am = (struct grim_am *)CMSG_DATA(c);
+	if (!am || am->handler != AM_HANDLER || mh.msg_flags & MSG_TRUNC) {
+		printf("recv: message without AM fields or truncated\n");
+		return ++ck->errors > 10 ? -1 : 1;
+	}
+	for (i = 0; i < ck->nsrc; i++)
+		if (ck->srcs[i].node == from.sgrim_node &&
+		    ck->srcs[i].port == from.sgrim_port)
+			s = &ck->srcs[i];
+	if (!s) {
+		if (ck->nsrc == MAX_SRC) {
+			printf("recv: too many sources\n");
+			return -1;
+		}
+		s = &ck->srcs[ck->nsrc++];
+		s->node = from.sgrim_node;
+		s->port = from.sgrim_port;
+		s->seed = am->arg[3];
+		s->next = 0;
+	}
+	if (am->arg[0] != s->next) {
+		printf("recv: %u:%u sent seq %u, expected %u (%s)\n",
+		       s->node, s->port, am->arg[0], s->next,
+		       am->arg[0] < s->next ? "duplicate or reordered" : "lost");
+		ck->errors++;
+	}
+	s->next = am->arg[0] + 1;
+	fill(ck->want, am->arg[1], am->arg[3], am->arg[0]);
+	if ((uint32_t)n != am->arg[1] || fnv(ck->buf, n) != am->arg[2] ||
+	    memcmp(ck->buf, ck->want, n)) {
+		printf("recv: %u:%u seq %u: content mismatch (len %zd/%u)\n",
+		       s->node, s->port, am->arg[0], n, am->arg[1]);
+		ck->errors++;
+	}
+	ck->got++;
+	ck->bytes += n;
+	return ck->errors > 10 ? -1 : 1;
+}
+
+static void checker_report(struct checker *ck, uint64_t t0)
+{
+	uint32_t i;
+
+	printf("recv: %u msgs, %llu bytes from %u sources in %llu ms, %u errors\n",
+	       ck->got, (unsigned long long)ck->bytes, ck->nsrc,
+	       (unsigned long long)(now_ms() - t0), ck->errors);
+	for (i = 0; i < ck->nsrc; i++)
+		printf("recv:   source %u:%u: %u msgs in order\n",
+		       ck->srcs[i].node, ck->srcs[i].port, ck->srcs[i].next);
+}
+
 static int do_recv(int argc, char **argv)
 {
-	uint32_t total = 0, got = 0, errors = 0, nsrc = 0, i;
-	int timeout_s = 60, slow_us = 0, rcvbuf = 0, opt, fd;
-	static struct src srcs[MAX_SRC];
-	uint64_t bytes = 0, t0, deadline;
-	uint8_t *buf, *want;
+	int timeout_s = 60, slow_us = 0, rcvbuf = 0, opt, fd, rc;
+	static struct checker ck;
+	uint64_t t0, deadline;
+	uint32_t total = 0;
 	uint16_t port = 0;
 
 	while ((opt = getopt(argc, argv, "p:n:t:s:r:")) != -1) {
@@ -238,95 +349,126 @@ static int do_recv(int argc, char **argv)
 		fprintf(stderr, "recv: -p and -n are required\n");
 		return 2;
 	}
-	buf = malloc(GRIM_MAX_PAYLOAD + 1);
-	want = malloc(GRIM_MAX_PAYLOAD);
+	checker_init(&ck);
 	fd = open_sock(port, rcvbuf);
 	printf("recv: listening on port %u\n", port);
 	fflush(stdout);
 	t0 = now_ms();
 	deadline = t0 + timeout_s * 1000ull;
 
-	while (got < total) {
-		char cbuf[CMSG_SPACE(sizeof(struct grim_am))];
-		struct sockaddr_grim from;
-		struct iovec iov = { buf, GRIM_MAX_PAYLOAD + 1 };
-		struct msghdr mh = {
-			.msg_name = &from, .msg_namelen = sizeof(from),
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-		};
+	while (ck.got < total) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		struct grim_am *am = NULL;
-		struct cmsghdr *c;
-		struct src *s = NULL;
-		ssize_t n;
 		int left = (int)(deadline - now_ms());
 
 		if (left <= 0 || poll(&p, 1, left) <= 0) {
-			printf("recv: timeout after %u of %u msgs\n", got, total);
+			printf("recv: timeout after %u of %u msgs\n", ck.got,
+			       total);
 			return 1;
 		}
-		n = recvmsg(fd, &mh, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EAGAIN)
-				continue;
-			printf("recv: %s\n", strerror(errno));
+		rc = recv_check(fd, &ck);
+		if (rc < 0)
 			return 1;
-		}
-		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_GRIM && c->cmsg_type == GRIM_AM)
-				am = (struct grim_am *)CMSG_DATA(c);
-		if (!am || am->handler != AM_HANDLER || mh.msg_flags & MSG_TRUNC) {
-			printf("recv: message without AM fields or truncated\n");
-			errors++;
-			continue;
-		}
-		for (i = 0; i < nsrc; i++)
-			if (srcs[i].node == from.sgrim_node &&
-			    srcs[i].port == from.sgrim_port)
-				s = &srcs[i];
-		if (!s) {
-			if (nsrc == MAX_SRC) {
-				printf("recv: too many sources\n");
-				return 1;
-			}
-			s = &srcs[nsrc++];
-			s->node = from.sgrim_node;
-			s->port = from.sgrim_port;
-			s->seed = am->arg[3];
-			s->next = 0;
-		}
-		if (am->arg[0] != s->next) {
-			printf("recv: %u:%u sent seq %u, expected %u (%s)\n",
-			       s->node, s->port, am->arg[0], s->next,
-			       am->arg[0] < s->next ? "duplicate or reordered" :
-						      "lost");
-			errors++;
-			if (errors > 10)
-				return 1;
-		}
-		s->next = am->arg[0] + 1;
-		fill(want, am->arg[1], am->arg[3], am->arg[0]);
-		if ((uint32_t)n != am->arg[1] || fnv(buf, n) != am->arg[2] ||
-		    memcmp(buf, want, n)) {
-			printf("recv: %u:%u seq %u: content mismatch (len %zd/%u)\n",
-			       s->node, s->port, am->arg[0], n, am->arg[1]);
-			errors++;
-			if (errors > 10)
-				return 1;
-		}
-		got++;
-		bytes += n;
-		if (slow_us)
+		if (rc && slow_us)
 			usleep(slow_us);
 	}
-	printf("recv: %u msgs, %llu bytes from %u sources in %llu ms, %u errors\n",
-	       got, (unsigned long long)bytes, nsrc,
-	       (unsigned long long)(now_ms() - t0), errors);
-	for (i = 0; i < nsrc; i++)
-		printf("recv:   source %u:%u: %u msgs in order\n", srcs[i].node,
-		       srcs[i].port, srcs[i].next);
-	return errors ? 1 : 0;
+	checker_report(&ck, t0);
+	return ck.errors ? 1 : 0;
+}
+
+/* Both ways on one socket: send COUNT messages to NODE:PEER while
+ * receiving and checking COUNT from that peer, driven by poll() alone
+ * (non-blocking sends that wait for POLLOUT).
+ */
+static int do_duplex(int argc, char **argv)
+{
+	uint32_t node = 0, count = 1000, min = 0, max = 1024, seed = 1;
+	uint32_t sent = 0, len = 0, have = UINT32_MAX;
+	uint16_t port = 0, peer = 0;
+	static struct checker ck;
+	const char *go = NULL;
+	unsigned long eagain = 0;
+	uint64_t t0, deadline;
+	int timeout_s = 120, opt, fd;
+	uint8_t *buf;
+
+	while ((opt = getopt(argc, argv, "d:p:P:n:m:M:S:t:g:")) != -1) {
+		switch (opt) {
+		case 'd': node = strtoul(optarg, NULL, 0); break;
+		case 'p': port = strtoul(optarg, NULL, 0); break;
+		case 'P': peer = strtoul(optarg, NULL, 0); break;
+		case 'n': count = strtoul(optarg, NULL, 0); break;
+		case 'm': min = strtoul(optarg, NULL, 0); break;
+		case 'M': max = strtoul(optarg, NULL, 0); break;
+		case 'S': seed = strtoul(optarg, NULL, 0); break;
+		case 't': timeout_s = atoi(optarg); break;
+		case 'g': go = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!port || !peer || max < min || max > GRIM_MAX_PAYLOAD) {
+		fprintf(stderr, "duplex: bad arguments\n");
+		return 2;
+	}
+	checker_init(&ck);
+	buf = malloc(GRIM_MAX_PAYLOAD);
+	fd = open_sock(port, 0);
+	srand(seed);
+	t0 = now_ms();
+	deadline = t0 + timeout_s * 1000ull;
+	/* Messages to a port nobody has bound are dropped: with -g, start
+	 * when FILE exists (the caller makes it once both ends are bound).
+	 */
+	while (go && access(go, F_OK)) {
+		if (now_ms() > deadline) {
+			printf("duplex: %s never appeared\n", go);
+			return 1;
+		}
+		usleep(10000);
+	}
+	while (sent < count || ck.got < count) {
+		struct pollfd p = {
+			.fd = fd,
+			.events = POLLIN | (sent < count ? POLLOUT : 0),
+		};
+		int left = (int)(deadline - now_ms()), rc;
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, left) <= 0) {
+			printf("duplex: timeout: sent %u, received %u of %u\n",
+			       sent, ck.got, count);
+			return 1;
+		}
+		if (p.revents & POLLIN) {
+			rc = recv_check(fd, &ck);
+			if (rc < 0)
+				return 1;
+		}
+		if (!(p.revents & POLLOUT) || sent == count)
+			continue;
+		if (have != sent) {
+			len = min + (max > min ? (uint32_t)rand() % (max - min + 1) : 0);
+			fill(buf, len, seed, sent);
+			have = sent;
+		}
+		n = send_one(fd, node, peer, buf, len, seed, sent, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN ||
+			      (errno == EHOSTUNREACH && !sent && !ck.got))) {
+			eagain += errno == EAGAIN;
+			if (errno == EHOSTUNREACH)
+				usleep(50000);
+			continue;
+		}
+		if (n != (ssize_t)len) {
+			printf("duplex: send %u: %s\n", sent,
+			       n < 0 ? strerror(errno) : "short");
+			return 1;
+		}
+		sent++;
+	}
+	printf("duplex: sent %u msgs to %u:%u, %lu EAGAIN\n", sent, node, peer,
+	       eagain);
+	checker_report(&ck, t0);
+	return ck.errors || ck.nsrc != 1 ? 1 : 0;
 }
 
 static int do_bound(int argc, char **argv)
@@ -357,6 +499,8 @@ int main(int argc, char **argv)
 		return do_send(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "duplex"))
+		return do_duplex(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bound"))
 		return do_bound(argc - 1, argv + 1);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
