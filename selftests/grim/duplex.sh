@@ -84,6 +84,10 @@ r1=$(($(stat 1 retransmit_frames) + $(stat 2 retransmit_frames)))
 duplex 200 11
 r=$(($(stat 1 retransmit_frames) + $(stat 2 retransmit_frames) - r1))
 log "both hosts: $r frames retransmitted"
+for h in 1 2; do
+	log "host $h: $(nsx $h ethtool -S grim0 |
+		grep -E 'tx_frames|retransmit|fast|rx_(dup|out)' | tr -s ' \n' ' ')"
+done
 [ "$r" -gt 0 ] || fail "no retransmissions under 10% loss"
 netem_clear
 check_eq "$(stat 1 tx_msgs_failed)" 0 "failed messages on host 1"

@@ -31,7 +31,6 @@
 #define GRIM_MIN_LOWER_MTU	256
 #define GRIM_ACK_EVERY		16	/* frames between ACKs inside a message */
 #define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
-#define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
 #define GRIM_DUPACK_THRESH	3
 #define GRIM_MAX_OOO		64	/* frames held past a gap, per stream */
 #define GRIM_OOO_MEM		(32 << 20)	/* bytes held so, per NI */
@@ -121,7 +120,7 @@ struct grim_txs {
 	u32 snd_una;		/* oldest unacknowledged frame */
 	u32 snd_nxt;		/* next frame to (re)transmit */
 	u32 next_sent;		/* one past the highest frame ever sent */
-	u32 recover;		/* no dup-ACK rollback before this is acked */
+	u32 recover;		/* no dup-ACK recovery before this is acked */
 	struct sk_buff_head frames;	/* unacked frames in sequence order */
 	struct sk_buff *send_head;	/* frame numbered snd_nxt, or NULL */
 	struct timer_list timer;	/* retransmission or NACK hold */
@@ -130,9 +129,11 @@ struct grim_txs {
 	unsigned long srtt8;		/* smoothed RTT, jiffies << 3 */
 	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
 	unsigned long backoff;		/* jiffies, backs off on NACKs */
+	unsigned long hole_sent;	/* jiffies of the last hole resent */
 	u8 dupacks;
 	bool held;		/* rolled back by a NACK, waiting to resume */
 	bool probe;		/* after a NACK: one frame in flight */
+	bool fast;		/* filling holes until recover is acked */
 	bool dead;		/* NI stopping: timer must not rearm */
 };
 

@@ -14,7 +14,10 @@
  *    endpoint, and the window reopens when it is ACKed.
  *  - Retransmission timer: no progress for rto; go back to the oldest
  *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
- *  - Three duplicate ACKs: a frame was lost; go back at once.
+ *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
+ *    came after it.  Resend that frame alone.  An ACK that then moves but
+ *    stops short of what was sent before names a second gap in the same
+ *    window: go back to it.
  *
  * Frames are built once, when queued.  A message that fits one frame is
  * that frame: the socket left headroom for the headers.  Longer ones are
@@ -146,6 +149,7 @@ void grim_txs_fail(struct grim_txs *txs, int err)
 	txs->next_sent = 0;
 	txs->recover = 0;
 	txs->dupacks = 0;
+	txs->fast = false;
 	txs->held = false;
 	txs->probe = false;
 	txs->rto = txs->rto_base;
@@ -173,6 +177,7 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 	txs->snd_nxt = seq;
 	txs->recover = txs->next_sent;
 	txs->dupacks = 0;
+	txs->fast = false;
 }
 
 /* Put the current ACK of the reverse stream into a frame's head, and ask
@@ -240,6 +245,29 @@ static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
 	grim_frame_ack(txs, copy, ackreq);
 	grim_frame_finish_head(copy, GRIM_FRAME_CB(skb)->crc_tail);
 	return copy;
+}
+
+/* Fill the hole at snd_una with a copy of that one frame, flagged for an
+ * ACK at once.  Peer lock held.
+ */
+static void grim_txs_resend_una(struct grim_txs *txs)
+{
+	struct sk_buff *skb = skb_peek(&txs->frames), *copy;
+	struct grim_peer *peer = txs->peer;
+
+	if (!skb || GRIM_FRAME_CB(skb)->seq != txs->snd_una ||
+	    !grim_seq_before(txs->snd_una, txs->snd_nxt))
+		return;
+	copy = grim_frame_copy(txs, skb, true);
+	if (!copy)
+		return;	/* the retransmission timer goes back for it */
+	GRIM_FRAME_CB(skb)->retx = true;
+	txs->hole_sent = jiffies;
+	trace_grim_retransmit(peer->node, txs->src_chan, txs->dst_chan,
+			      txs->snd_una);
+	grim_count(peer->ni, peer, GRIM_STAT_RETRANS_FRAMES);
+	grim_count(peer->ni, peer, GRIM_STAT_TX_FRAMES);
+	grim_xmit(peer->ni, peer, copy);
 }
 
 /* Transmit what the window allows.  Peer lock held.  Frames go to the
@@ -361,19 +389,43 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	grim_count(ni, peer, GRIM_STAT_RX_ACKS);
 	if (seq == txs->snd_una) {
+		if (txs->snd_nxt == txs->snd_una || txs->held)
+			return;
+		/* Still no progress a round trip after the hole was filled:
+		 * the resent frame was lost as well.
+		 */
+		if (txs->fast) {
+			if (time_after(jiffies, txs->hole_sent +
+				       (txs->srtt8 >> 3)) &&
+			    ++txs->dupacks >= GRIM_DUPACK_THRESH) {
+				txs->dupacks = 0;
+				grim_txs_resend_una(txs);
+			}
+			return;
+		}
 		/* No progress: a frame after snd_una went missing. */
-		if (txs->snd_nxt != txs->snd_una && !txs->held &&
-		    !grim_seq_before(seq, txs->recover) &&
+		if (!grim_seq_before(seq, txs->recover) &&
 		    ++txs->dupacks == GRIM_DUPACK_THRESH) {
 			grim_count(ni, peer, GRIM_STAT_FAST_RETRANS);
-			grim_txs_rollback(txs, seq);
-			grim_txs_push(txs);
+			txs->recover = txs->next_sent;
+			txs->dupacks = 0;
+			txs->fast = true;
+			grim_txs_resend_una(txs);
 		}
 		return;
 	}
 	trace_grim_ack(peer->node, txs->src_chan, txs->dst_chan, seq);
 	grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
+	if (txs->fast) {
+		/* Short of recover: the receiver names another gap in the
+		 * same window.  One hole per round trip would crawl when
+		 * there are several: go back for all of them.
+		 */
+		if (grim_seq_before(seq, txs->recover))
+			grim_txs_rollback(txs, seq);
+		txs->fast = false;
+	}
 	/* The endpoint took frames past any refusal: a NACK that overtook
 	 * this ACK (they may leave the peer on different CPUs) is over.
 	 */
