@@ -28,6 +28,9 @@
  *               message started, with a wrong offset, overrunning or
  *               ending the message short; first fragments whose message
  *               header lies about the message length
+ *   sack        valid CRC and session, ACKs flagged GRIM_FF_SACK whose
+ *               report is cut short, or that report on a stream the
+ *               receiver never sent on
  *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
  *               DSTMAC has acknowledged them all, then WAIT_MS more, and
  *               send them again unchanged, twice
@@ -125,7 +128,8 @@ static void seal(uint8_t *lhp, size_t len)
 
 enum ctr {
 	C_TRUNC, C_MAGIC, C_VERSION, C_LENGTH, C_CSUM, C_CLUSTER, C_NOT_OURS,
-	C_UNKNOWN_PEER, C_STALE, C_TYPE, C_FRAG, C_MSG, C_NO_EP, C_DUP, C_MAX
+	C_UNKNOWN_PEER, C_STALE, C_TYPE, C_FRAG, C_MSG, C_NO_EP, C_DUP, C_BAD_ACK,
+	C_MAX
 };
 
 static const struct {
@@ -145,6 +149,7 @@ static const struct {
 	[C_FRAG]	 = { "rx_drop_bad_fragment", 0 },
 	[C_MSG]		 = { "rx_drop_bad_message", 0 },
 	[C_NO_EP]	 = { "rx_drop_no_endpoint", 1 },
+	[C_BAD_ACK]	 = { "rx_drop_bad_ack", 1 },
 	[C_DUP]		 = { "rx_duplicate_frames", 1 },
 };
 
@@ -215,7 +220,7 @@ static void usage(void)
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc cluster\n"
 		"       notours\n"
-		"       badtype unknownpeer stale frag replay\n");
+		"       badtype unknownpeer stale frag replay sack\n");
 	exit(2);
 }
 
@@ -569,6 +574,37 @@ static void mode_hdrcrc(void)
 	}
 }
 
+/* ACK frames with a SACK report, from the sniffed session: reports cut
+ * short (the flag set, fewer than 8 bytes after the control message),
+ * and whole random reports on streams the receiver never sent on.
+ */
+static void mode_sack(void)
+{
+	static uint8_t f[2048];
+	struct grim_ctl_msg *cm;
+	struct grim_link_hdr *lh;
+	size_t flen, i;
+	uint8_t *p;
+	int k;
+
+	need_template();
+	for (k = 0; k < count; k++) {
+		size_t rlen = k % 2 ? sizeof(struct grim_sack) : rnd() % 8;
+
+		p = build(f, GRIM_FT_ACK, sizeof(*cm) + rlen, &flen);
+		lh = (struct grim_link_hdr *)p;
+		lh->flags = GRIM_FF_SACK;
+		cm = (struct grim_ctl_msg *)(p + LH_LEN);
+		cm->src_chan = htons(0x8000 | (rnd() & 0x7fff));
+		cm->dst_chan = htons(0x8000 | (rnd() & 0x7fff));
+		cm->seq = htonl(rnd());
+		for (i = 0; i < rlen; i++)
+			p[CTL_LEN + i] = k % 4 == 1 ? 0xff : rnd();
+		seal(p, flen - ETH_HLEN);
+		xmit(f, flen, k % 2 ? C_BAD_ACK : C_TRUNC);
+	}
+}
+
 static void mode_cluster(void)
 {
 	static uint8_t f[2048];
@@ -885,6 +921,7 @@ static const struct {
 	{ "stale", mode_stale },
 	{ "frag", mode_frag },
 	{ "replay", mode_replay },
+	{ "sack", mode_sack },
 };
 
 static int parse_mac(const char *s, uint8_t *mac)

@@ -5,7 +5,8 @@
 # GRIM MTU to host 2 (in batches, until the injection is over),
 # grim_inject puts on host 1's eth0, one class at a time, malformed frames (random, truncated, bad identifier,
 # version, length or CRC), well-formed foreign ones (other cluster, other
-# node, unknown type, unknown peer, stale session), bogus fragments and
+# node, unknown type, unknown peer, stale session), ACKs with truncated or
+# stray SACK reports, bogus fragments and
 # message headers on fresh streams of the live session, and replays of
 # real DATA frames.  Then:
 #   - the real traffic arrived exactly once, in order, intact;
@@ -167,6 +168,7 @@ inject cluster -t 60
 inject notours -t 60
 inject badtype -t 60
 inject unknownpeer -t 60
+inject sack -t 60
 # Malformed frames.
 inject random
 inject short

@@ -130,6 +130,7 @@ struct grim_txs {
 	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
 	unsigned long backoff;		/* jiffies, backs off on NACKs */
 	unsigned long hole_sent;	/* jiffies of the last hole resent */
+	u32 rtx_next;		/* in recovery: holes before this were resent */
 	u8 dupacks;
 	bool held;		/* rolled back by a NACK, waiting to resume */
 	bool probe;		/* after a NACK: one frame in flight */
@@ -294,7 +295,8 @@ void grim_txs_push(struct grim_txs *txs);
 void grim_txs_fail(struct grim_txs *txs, int err);
 void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
-		     const struct grim_ctl_msg *cm, bool piggybacked);
+		     const struct grim_ctl_msg *cm, u64 held,
+		     bool piggybacked);
 void grim_peer_push_all(struct grim_peer *peer);
 
 /* rx.c */

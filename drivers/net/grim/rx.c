@@ -131,18 +131,33 @@ void grim_ack_timer(struct timer_list *t)
 static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			  struct grim_rxs *rxs, u8 type, u32 seq)
 {
+	bool sack = type == GRIM_FT_ACK && !skb_queue_empty(&rxs->ooo);
 	struct grim_ctl_msg *cm;
-	struct sk_buff *skb;
+	struct sk_buff *skb, *pos;
+	u64 held = 0;
 
-	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN);
+	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN +
+			     (sack ? sizeof(struct grim_sack) : 0));
 	if (!skb)
 		return;
-	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN), type, 0, 0);
+	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN), type,
+			   sack ? GRIM_FF_SACK : 0, 0);
 	cm = skb_put(skb, sizeof(*cm));
 	/* Channels from the sender of this control message's side. */
 	cm->src_chan = htons(rxs->dst_chan);
 	cm->dst_chan = htons(rxs->src_chan);
 	cm->seq = htonl(seq);
+	if (sack) {
+		/* What waits past the gap, so that only the gap is resent. */
+		skb_queue_walk(&rxs->ooo, pos) {
+			u32 d = GRIM_RX_SEQ(pos) - seq - 1;
+
+			if (d < 64)
+				held |= BIT_ULL(d);
+		}
+		((struct grim_sack *)skb_put(skb, sizeof(struct grim_sack)))->held =
+			cpu_to_be64(held);
+	}
 	grim_frame_finish(skb);
 	grim_count(ni, peer, type == GRIM_FT_ACK ? GRIM_STAT_TX_ACKS :
 						   GRIM_STAT_TX_NACKS);
@@ -384,7 +399,8 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		struct grim_ctl_msg ack = *cm;
 
 		ack.seq = fh->ack;
-		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, true);
+		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, 0,
+				true);
 	}
 
 	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));

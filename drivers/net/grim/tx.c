@@ -15,9 +15,10 @@
  *  - Retransmission timer: no progress for rto; go back to the oldest
  *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
  *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
- *    came after it.  Resend that frame alone.  An ACK that then moves but
- *    stops short of what was sent before names a second gap in the same
- *    window: go back to it.
+ *    came after it.  Until everything sent so far is ACKed, resend the
+ *    frames the receiver's reports (SACK) show missing, each once; an ACK
+ *    that moves without a report means nothing is held past the new gap:
+ *    go back to it.
  *
  * Frames are built once, when queued.  A message that fits one frame is
  * that frame: the socket left headroom for the headers.  Longer ones are
@@ -247,27 +248,49 @@ static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
 	return copy;
 }
 
-/* Fill the hole at snd_una with a copy of that one frame, flagged for an
- * ACK at once.  Peer lock held.
- */
-static void grim_txs_resend_una(struct grim_txs *txs)
+/* Resend frame @skb alone, flagged for an ACK at once.  Peer lock held. */
+static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb)
 {
-	struct sk_buff *skb = skb_peek(&txs->frames), *copy;
 	struct grim_peer *peer = txs->peer;
+	struct sk_buff *copy;
 
-	if (!skb || GRIM_FRAME_CB(skb)->seq != txs->snd_una ||
-	    !grim_seq_before(txs->snd_una, txs->snd_nxt))
-		return;
 	copy = grim_frame_copy(txs, skb, true);
 	if (!copy)
 		return;	/* the retransmission timer goes back for it */
 	GRIM_FRAME_CB(skb)->retx = true;
 	txs->hole_sent = jiffies;
 	trace_grim_retransmit(peer->node, txs->src_chan, txs->dst_chan,
-			      txs->snd_una);
+			      GRIM_FRAME_CB(skb)->seq);
 	grim_count(peer->ni, peer, GRIM_STAT_RETRANS_FRAMES);
 	grim_count(peer->ni, peer, GRIM_STAT_TX_FRAMES);
 	grim_xmit(peer->ni, peer, copy);
+}
+
+/* Fill the holes an ACK of @seq reports: frames from @seq up to the last
+ * one the receiver holds (bit i of @held: frame @seq + 1 + i), that are
+ * not held and were not resent already in this recovery.  Without a
+ * report, the hole at @seq alone.  Peer lock held.
+ */
+static void grim_txs_fill_holes(struct grim_txs *txs, u32 seq, u64 held)
+{
+	u32 end = seq + 1 + (held ? fls64(held) - 1 : 0);
+	struct sk_buff *skb;
+	u32 f;
+
+	if (grim_seq_after(end, txs->snd_nxt))
+		end = txs->snd_nxt;
+	skb_queue_walk(&txs->frames, skb) {
+		f = GRIM_FRAME_CB(skb)->seq;
+		if (!grim_seq_before(f, end))
+			break;
+		if (grim_seq_before(f, txs->rtx_next))
+			continue;
+		if (f != seq && held & BIT_ULL(f - seq - 1))
+			continue;
+		grim_txs_resend(txs, skb);
+	}
+	if (grim_seq_after(end, txs->rtx_next))
+		txs->rtx_next = end;
 }
 
 /* Transmit what the window allows.  Peer lock held.  Frames go to the
@@ -355,7 +378,7 @@ out:
  */
 void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
-		     const struct grim_ctl_msg *cm, bool piggybacked)
+		     const struct grim_ctl_msg *cm, u64 held, bool piggybacked)
 {
 	u32 seq = ntohl(cm->seq);
 	struct grim_txs *txs;
@@ -391,16 +414,18 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	if (seq == txs->snd_una) {
 		if (txs->snd_nxt == txs->snd_una || txs->held)
 			return;
-		/* Still no progress a round trip after the hole was filled:
-		 * the resent frame was lost as well.
-		 */
 		if (txs->fast) {
+			/* Still no progress a round trip after the hole was
+			 * filled: the resent frame was lost as well.
+			 */
 			if (time_after(jiffies, txs->hole_sent +
 				       (txs->srtt8 >> 3)) &&
 			    ++txs->dupacks >= GRIM_DUPACK_THRESH) {
 				txs->dupacks = 0;
-				grim_txs_resend_una(txs);
+				txs->rtx_next = seq;
 			}
+			/* Later frames held show more holes. */
+			grim_txs_fill_holes(txs, seq, held);
 			return;
 		}
 		/* No progress: a frame after snd_una went missing. */
@@ -410,7 +435,8 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			txs->recover = txs->next_sent;
 			txs->dupacks = 0;
 			txs->fast = true;
-			grim_txs_resend_una(txs);
+			txs->rtx_next = seq;
+			grim_txs_fill_holes(txs, seq, held);
 		}
 		return;
 	}
@@ -418,13 +444,18 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
 	if (txs->fast) {
-		/* Short of recover: the receiver names another gap in the
-		 * same window.  One hole per round trip would crawl when
-		 * there are several: go back for all of them.
+		/* Short of recover: another gap in the same window.  With
+		 * the receiver's report, resend what it lacks.  A plain ACK
+		 * says it holds nothing past the gap: unless that frame was
+		 * resent already, go back.  (An ACK on a data frame carries
+		 * no report; the receiver's own ACK for the gap follows.)
 		 */
-		if (grim_seq_before(seq, txs->recover))
+		if (!grim_seq_before(seq, txs->recover))
+			txs->fast = false;
+		else if (held)
+			grim_txs_fill_holes(txs, seq, held);
+		else if (!piggybacked && !grim_seq_before(seq, txs->rtx_next))
 			grim_txs_rollback(txs, seq);
-		txs->fast = false;
 	}
 	/* The endpoint took frames past any refusal: a NACK that overtook
 	 * this ACK (they may leave the peer on different CPUs) is over.

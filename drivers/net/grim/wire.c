@@ -17,6 +17,7 @@
 static_assert(sizeof(struct grim_link_hdr) == 32);
 static_assert(sizeof(struct grim_ctl_msg) == 8);
 static_assert(sizeof(struct grim_frag_hdr) == 8);
+static_assert(sizeof(struct grim_sack) == 8);
 static_assert(sizeof(struct grim_msg_hdr) == 32);
 /* A data frame's ACK field lies before the split, its message after. */
 static_assert(GRIM_CRC_SPLIT == GRIM_DATA_HLEN);
@@ -337,6 +338,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	const struct grim_link_hdr *lh;
 	struct grim_peer *peer;
 	u32 src, dst;
+	u64 held = 0;
 	bool loop;
 
 	if (skb->pkt_type == PACKET_OTHERHOST)
@@ -387,6 +389,17 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		goto drop;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
+	if (lh->type == GRIM_FT_ACK && lh->flags & GRIM_FF_SACK) {
+		const struct grim_sack *sack;
+
+		if (!pskb_may_pull(skb, GRIM_CTL_LEN + sizeof(*sack))) {
+			grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
+			goto drop;
+		}
+		lh = (const struct grim_link_hdr *)skb->data;
+		sack = (const struct grim_sack *)(skb->data + GRIM_CTL_LEN);
+		held = be64_to_cpu(sack->held);
+	}
 	grim_count(ni, peer, GRIM_STAT_RX_FRAMES);
 
 	spin_lock(&peer->lock);
@@ -400,7 +413,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		return NET_RX_SUCCESS;
 	}
 	grim_tx_rcv_ctl(ni, peer, lh, (const struct grim_ctl_msg *)(lh + 1),
-			false);
+			held, false);
 	spin_unlock(&peer->lock);
 
 consume:

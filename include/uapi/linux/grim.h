@@ -120,6 +120,7 @@ enum grim_frame_type {
 #define GRIM_FF_DCRC	0x08	/* data: the CRC covers the whole frame */
 #define GRIM_FF_PROBE	0x10	/* hello: unicast keep-alive probe */
 #define GRIM_FF_ACKREQ	0x20	/* data: the sender's window is full, ACK now */
+#define GRIM_FF_SACK	0x40	/* ACK: a struct grim_sack follows */
 
 struct grim_link_hdr {
 	__be16	magic;		/* GRIM_ID */
@@ -147,6 +148,14 @@ struct grim_ctl_msg {
 	__be32	seq;		/* data: frame sequence; ACK: next expected;
 				 * NACK: the refused frame
 				 */
+};
+
+/*
+ * An ACK flagged GRIM_FF_SACK goes on with the frames its receiver holds
+ * past the gap at seq, so that the sender resends only the missing ones.
+ */
+struct grim_sack {
+	__be64	held;		/* bit i set: frame seq + 1 + i is held */
 };
 
 /*
