@@ -32,6 +32,7 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_RETRANS_FRAMES] = "retransmit_frames",
 	[GRIM_STAT_RTO_EVENTS] = "retransmit_timeouts",
 	[GRIM_STAT_FAST_RETRANS] = "fast_retransmits",
+	[GRIM_STAT_PROBES] = "retransmit_probes",
 	[GRIM_STAT_DUP_FRAMES] = "rx_duplicate_frames",
 	[GRIM_STAT_OOO_FRAMES] = "rx_out_of_order_frames",
 	[GRIM_STAT_MSG_FAILED] = "tx_msgs_failed",

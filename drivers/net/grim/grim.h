@@ -32,6 +32,7 @@
 #define GRIM_ACK_EVERY		16	/* frames between ACKs inside a message */
 #define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
 #define GRIM_DUPACK_THRESH	3
+#define GRIM_PROBE_MIN		2	/* jiffies before a loss probe, at least */
 #define GRIM_MAX_OOO		64	/* frames held past a gap, per stream */
 #define GRIM_OOO_MEM		(32 << 20)	/* bytes held so, per NI */
 
@@ -69,6 +70,7 @@ enum grim_stat {
 	GRIM_STAT_RETRANS_FRAMES,
 	GRIM_STAT_RTO_EVENTS,
 	GRIM_STAT_FAST_RETRANS,
+	GRIM_STAT_PROBES,
 	GRIM_STAT_DUP_FRAMES,
 	GRIM_STAT_OOO_FRAMES,
 	GRIM_STAT_MSG_FAILED,
@@ -135,6 +137,7 @@ struct grim_txs {
 	bool held;		/* rolled back by a NACK, waiting to resume */
 	bool probe;		/* after a NACK: one frame in flight */
 	bool fast;		/* filling holes until recover is acked */
+	bool probed;		/* the timer has sent its loss probe */
 	bool dead;		/* NI stopping: timer must not rearm */
 };
 

@@ -12,6 +12,10 @@
  *    arrived.  Only this stream rolls back to n and holds for a back-off
  *    that doubles while NACKs repeat; then frame n alone probes the
  *    endpoint, and the window reopens when it is ACKed.
+ *  - Loss probe: no progress for two round trips; resend the oldest
+ *    unacknowledged frame alone, flagged for an ACK at once.  A lost ACK
+ *    at a full window, when nothing else makes the receiver speak, then
+ *    costs a probe instead of a timeout.
  *  - Retransmission timer: no progress for rto; go back to the oldest
  *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
  *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
@@ -102,12 +106,14 @@ static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
 static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 {
 	struct sk_buff *skb, *newest = NULL;
+	bool retx = false;
 
 	while ((skb = skb_peek(&txs->frames)) &&
 	       grim_seq_before(GRIM_FRAME_CB(skb)->seq, seq)) {
 		if (newest)
 			consume_skb(newest);
 		newest = skb;
+		retx |= GRIM_FRAME_CB(skb)->retx;
 		__skb_unlink(skb, &txs->frames);
 		if (skb == txs->send_head)
 			txs->send_head = skb_peek(&txs->frames);
@@ -115,7 +121,11 @@ static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 			consume_skb(GRIM_FRAME_CB(skb)->msg);
 	}
 	if (newest) {
-		if (!GRIM_FRAME_CB(newest)->retx)
+		/* Karn's rule, for the whole range: an ACK that a resent
+		 * frame let through (a filled hole releasing frames held
+		 * past it) times the recovery, not the round trip.
+		 */
+		if (!retx)
 			grim_txs_rtt_sample(txs, jiffies -
 					    GRIM_FRAME_CB(newest)->sent);
 		consume_skb(newest);
@@ -151,6 +161,7 @@ void grim_txs_fail(struct grim_txs *txs, int err)
 	txs->recover = 0;
 	txs->dupacks = 0;
 	txs->fast = false;
+	txs->probed = false;
 	txs->held = false;
 	txs->probe = false;
 	txs->rto = txs->rto_base;
@@ -179,6 +190,7 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 	txs->recover = txs->next_sent;
 	txs->dupacks = 0;
 	txs->fast = false;
+	txs->probed = false;
 }
 
 /* Put the current ACK of the reverse stream into a frame's head, and ask
@@ -293,6 +305,18 @@ static void grim_txs_fill_holes(struct grim_txs *txs, u32 seq, u64 held)
 		txs->rtx_next = end;
 }
 
+/* When the timer fires next: at the loss probe, then at the rest of the
+ * retransmission timeout.  No probe while a NACKed stream probes the
+ * endpoint: NACKs pace that.
+ */
+static unsigned long grim_txs_timeout(struct grim_txs *txs)
+{
+	unsigned long pto = max_t(unsigned long, txs->srtt8 >> 2,
+				  GRIM_PROBE_MIN);
+
+	return txs->probed || txs->probe || pto >= txs->rto ? txs->rto : pto;
+}
+
 /* Transmit what the window allows.  Peer lock held.  Frames go to the
  * device under the lock so that a stream's frames leave in order.
  */
@@ -334,7 +358,7 @@ void grim_txs_push(struct grim_txs *txs)
 	}
 	if ((txs->snd_nxt != txs->snd_una || txs->send_head) &&
 	    !timer_pending(&txs->timer))
-		mod_timer(&txs->timer, jiffies + txs->rto);
+		mod_timer(&txs->timer, jiffies + grim_txs_timeout(txs));
 }
 
 void grim_peer_push_all(struct grim_peer *peer)
@@ -358,6 +382,18 @@ static void grim_txs_timer(struct timer_list *t)
 		goto out;
 	if (txs->held) {
 		txs->held = false;
+	} else if (txs->snd_nxt != txs->snd_una &&
+		   peer->state == GRIM_PEER_UP &&
+		   grim_txs_timeout(txs) < txs->rto) {
+		unsigned long pto = grim_txs_timeout(txs);
+		struct sk_buff *skb = skb_peek(&txs->frames);
+
+		grim_count(ni, peer, GRIM_STAT_PROBES);
+		txs->probed = true;
+		if (skb)
+			grim_txs_resend(txs, skb);
+		mod_timer(&txs->timer, jiffies + txs->rto - pto);
+		goto out;
 	} else if (txs->snd_nxt != txs->snd_una &&
 		   peer->state == GRIM_PEER_UP) {
 		grim_count(ni, peer, GRIM_STAT_RTO_EVENTS);
@@ -464,10 +500,11 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	txs->probe = false;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+	txs->probed = false;
 	if (txs->snd_una == txs->snd_nxt && !txs->send_head)
 		del_timer(&txs->timer);
 	else
-		mod_timer(&txs->timer, jiffies + txs->rto);
+		mod_timer(&txs->timer, jiffies + grim_txs_timeout(txs));
 	grim_txs_push(txs);
 }
 
