@@ -88,7 +88,7 @@ static uint32_t fnv(const uint8_t *buf, uint32_t len)
 static int open_sock(uint16_t port, int rcvbuf)
 {
 	struct sockaddr_grim a = { .sgrim_family = AF_GRIM, .sgrim_port = port };
-	int fd = socket(AF_GRIM, SOCK_RDM, 0);
+	int fd = socket(AF_GRIM, SOCK_RDM, 0), tries;
 
 	if (fd < 0) {
 		perror("socket(AF_GRIM)");
@@ -99,9 +99,16 @@ static int open_sock(uint16_t port, int rcvbuf)
 		perror("SO_RCVBUF");
 		exit(2);
 	}
-	if (port && bind(fd, (struct sockaddr *)&a, sizeof(a))) {
-		perror("bind");
-		exit(2);
+	/* wait_bound (lib.sh) probes a port by binding it for an instant:
+	 * a receiver started just before may find it taken, briefly.
+	 */
+	for (tries = 0; port && bind(fd, (struct sockaddr *)&a, sizeof(a));
+	     tries++) {
+		if (errno != EADDRINUSE || tries == 200) {
+			perror("bind");
+			exit(2);
+		}
+		usleep(10000);
 	}
 	return fd;
 }
