@@ -33,7 +33,8 @@
 #define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
 #define GRIM_DUPACK_THRESH	3
 #define GRIM_PROBE_MIN		2	/* jiffies before a loss probe, at least */
-#define GRIM_MAX_OOO		64	/* frames held past a gap, per stream */
+/* Frames held past a gap, per stream; at most the 64 a SACK report names. */
+#define GRIM_MAX_OOO		64
 #define GRIM_OOO_MEM		(32 << 20)	/* bytes held so, per NI */
 
 #define GRIM_DEF_HELLO_MS	1000

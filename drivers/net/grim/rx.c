@@ -152,7 +152,7 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		skb_queue_walk(&rxs->ooo, pos) {
 			u32 d = GRIM_RX_SEQ(pos) - seq - 1;
 
-			if (d < 64)
+			if (d < BITS_PER_TYPE(held))
 				held |= BIT_ULL(d);
 		}
 		((struct grim_sack *)skb_put(skb, sizeof(struct grim_sack)))->held =

@@ -35,15 +35,21 @@ static struct crypto_shash *grim_crc_tfm;
 
 #define GRIM_CRC_CAL_LEN	4096
 
-static u32 grim_crc(u32 crc, const void *buf, unsigned int len)
+static u32 grim_crc_by(struct crypto_shash *tfm, u32 crc, const void *buf,
+		       unsigned int len)
 {
-	SHASH_DESC_ON_STACK(desc, grim_crc_tfm);
+	SHASH_DESC_ON_STACK(desc, tfm);
 
-	desc->tfm = grim_crc_tfm;
+	desc->tfm = tfm;
 	*(u32 *)shash_desc_ctx(desc) = crc;
 	/* A CRC update has nothing that can fail. */
 	crypto_shash_update(desc, buf, len);
 	return *(u32 *)shash_desc_ctx(desc);
+}
+
+static u32 grim_crc(u32 crc, const void *buf, unsigned int len)
+{
+	return grim_crc_by(grim_crc_tfm, crc, buf, len);
 }
 
 /* Continue @crc over @len bytes of @skb from @off, wherever they lie. */
@@ -147,20 +153,17 @@ static bool grim_frame_crc_ok(struct sk_buff *skb, unsigned int len)
 /* Time @tfm over @buf: the best of a few rounds, in ns per KiB. */
 static u64 grim_crc_time(struct crypto_shash *tfm, const u8 *buf)
 {
-	struct crypto_shash *saved = grim_crc_tfm;
 	u64 best = U64_MAX, t;
 	int round, i;
 	u32 crc = 0;
 
-	grim_crc_tfm = tfm;
 	for (round = 0; round < 4; round++) {
 		t = ktime_get_ns();
 		for (i = 0; i < 4; i++)
-			crc = grim_crc(crc, buf, GRIM_CRC_CAL_LEN);
+			crc = grim_crc_by(tfm, crc, buf, GRIM_CRC_CAL_LEN);
 		t = ktime_get_ns() - t;
 		best = min(best, t);
 	}
-	grim_crc_tfm = saved;
 	/* Keep the sums from being optimised away. */
 	barrier_data(&crc);
 	return div_u64(best, 4 * GRIM_CRC_CAL_LEN / 1024) ?: 1;
