@@ -4,7 +4,8 @@
 # A peer that vanishes: its link is deleted while a sender streams to it.
 # The sender gets EHOSTUNREACH within the documented bound (dead_ms plus
 # one hello interval: 5 s with the defaults).  When the peer comes back
-# (a new NI, a new session), traffic flows again.
+# (a new NI, a new session), traffic flows again, and the new session
+# outlives an idle spell.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -50,5 +51,20 @@ wait_bound 2 101
 nsx 1 "$RDM" send -d 2 -p 101 -n 500 -M 8000 -S 5 || fail "send after return"
 wait $r || fail "messages lost after the peer returned"
 [ "$(stat 1 peer_up_events)" -ge 2 ] || fail "peer did not come up again"
+
+# Host 1 moved to a new session generation when it declared host 2 down;
+# its broadcast hellos still carry the NI's own.  They must keep the new
+# session alive on an idle link: no traffic for longer than dead_ms.
+pretty "" "the returned peer stays up on an idle link"
+d1=$(stat 1 peer_down_events)
+d2=$(stat 2 peer_down_events)
+sleep 6
+check_eq "$(stat 1 peer_down_events) $(stat 2 peer_down_events)" "$d1 $d2" \
+	"peer down events after 6 s idle (host 1, host 2)"
+bg nsx 2 "$RDM" recv -p 102 -n 100 -t 60
+r=$!
+wait_bound 2 102
+nsx 1 "$RDM" send -d 2 -p 102 -n 100 -M 2000 || fail "send after idle"
+wait $r || fail "messages lost after idle"
 check_dmesg
 exit 0

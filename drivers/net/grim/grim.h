@@ -175,6 +175,7 @@ struct grim_peer {
 	bool configured;	/* static: added by the administrator */
 	u32 lgen;		/* our session generation toward this peer */
 	u32 rgen;		/* the peer's generation, 0 if unknown */
+	u32 rbase;		/* the peer NI's own, from its broadcasts */
 	unsigned long last_rx;	/* jiffies of the last valid frame */
 	unsigned int ntx;
 	unsigned int nrx;

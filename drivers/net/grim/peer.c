@@ -15,6 +15,11 @@
  * ECONNRESET.  Frames naming an old generation are stale and dropped, so
  * sequence numbers of two sessions never mix.  A peer is UP once a frame
  * shows it knows our current lgen; until then we send unicast probes.
+ *
+ * Broadcast hellos name no peer, so they carry the NI's base generation,
+ * which a peer declared down has left behind.  They are checked against
+ * rbase, the sender's base generation, not against the session: a newer
+ * one means the peer's NI restarted, an equal one that it is alive.
  */
 #include <linux/etherdevice.h>
 #include <linux/hash.h>
@@ -188,6 +193,31 @@ static bool grim_peer_learn_gen(struct grim_ni *ni, struct grim_peer *peer,
 	return true;
 }
 
+/* Account the base generation of a broadcast hello.  The session is
+ * left alone unless the NI behind it restarted.  Returns false for an
+ * older NI.  Peer lock held.
+ */
+static bool grim_peer_learn_base(struct grim_ni *ni, struct grim_peer *peer,
+				 u32 base)
+{
+	if (!base)
+		return false;
+	if (base == peer->rbase)
+		return true;
+	if (peer->rbase && grim_seq_before(base, peer->rbase))
+		return false;
+	if (peer->rbase && peer->rgen) {
+		grim_count(ni, peer, GRIM_STAT_PEER_RESET);
+		netdev_dbg(ni->dev, "peer %u restarted\n", peer->node);
+		grim_peer_flush(peer, -ECONNRESET);
+		peer->rgen = 0;
+		if (peer->state == GRIM_PEER_UP)
+			peer->state = GRIM_PEER_NEW;
+	}
+	peer->rbase = base;
+	return true;
+}
+
 /* Validate the session fields of a DATA/ACK/NACK frame.  Peer lock held.
  */
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
@@ -231,7 +261,8 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 	spin_lock(&peer->lock);
 	if (peer->dead)
 		goto out;
-	if (!grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen))) {
+	if (!(probe ? grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen)) :
+		      grim_peer_learn_base(ni, peer, ntohl(lh->src_gen)))) {
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		goto out;
 	}
