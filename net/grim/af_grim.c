@@ -26,6 +26,7 @@
 
 #define GRIM_PORT_HASH_BITS	8
 #define GRIM_LINEAR_MAX		1024	/* longer messages go in pages */
+#define GRIM_RCVBUF_DEF		(1 << 20)	/* default receive queue, bytes */
 
 struct grim_sock {
 	struct sock sk;
@@ -529,6 +530,10 @@ static int grim_create(struct net *net, struct socket *sock, int protocol,
 	sock->ops = &grim_rdm_ops;
 	sock->state = SS_UNCONNECTED;
 	sock_init_data(sock, sk);
+	/* Room for several messages of the largest size (net.core's
+	 * default holds two): fewer refusals, as TIPC's 2 MB default.
+	 */
+	sk->sk_rcvbuf = max_t(int, sk->sk_rcvbuf, GRIM_RCVBUF_DEF);
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_destruct = grim_sock_destruct;
 	INIT_HLIST_NODE(&grim_sk(sk)->bind_node);

@@ -133,6 +133,7 @@ struct grim_txs {
 	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
 	unsigned long backoff;		/* jiffies, backs off on NACKs */
 	unsigned long hole_sent;	/* jiffies of the last hole resent */
+	u32 hole_mark;		/* next_sent then: first frame sent after it */
 	u32 rtx_next;		/* in recovery: holes before this were resent */
 	u8 dupacks;
 	bool held;		/* rolled back by a NACK, waiting to resume */

@@ -15,7 +15,8 @@
  *  - Loss probe: no progress for two round trips; resend the oldest
  *    unacknowledged frame alone, flagged for an ACK at once.  A lost ACK
  *    at a full window, when nothing else makes the receiver speak, then
- *    costs a probe instead of a timeout.
+ *    costs a probe instead of a timeout.  The answer shows what the
+ *    receiver lacks of all that was sent before the probe: resend that.
  *  - Retransmission timer: no progress for rto; go back to the oldest
  *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
  *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
@@ -271,6 +272,7 @@ static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb)
 		return;	/* the retransmission timer goes back for it */
 	GRIM_FRAME_CB(skb)->retx = true;
 	txs->hole_sent = jiffies;
+	txs->hole_mark = txs->next_sent;
 	trace_grim_retransmit(peer->node, txs->src_chan, txs->dst_chan,
 			      GRIM_FRAME_CB(skb)->seq);
 	grim_count(peer->ni, peer, GRIM_STAT_RETRANS_FRAMES);
@@ -452,10 +454,14 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			return;
 		if (txs->fast) {
 			/* Still no progress a round trip after the hole was
-			 * filled: the resent frame was lost as well.
+			 * filled, or the receiver holds frames first sent
+			 * after that (a round trip may be far below a
+			 * jiffy): the resent frame was lost as well.
 			 */
-			if (time_after(jiffies, txs->hole_sent +
-				       (txs->srtt8 >> 3)) &&
+			if ((time_after(jiffies, txs->hole_sent +
+					(txs->srtt8 >> 3)) ||
+			     (held && !grim_seq_before(seq + fls64(held),
+						       txs->hole_mark))) &&
 			    ++txs->dupacks >= GRIM_DUPACK_THRESH) {
 				txs->dupacks = 0;
 				txs->rtx_next = seq;
@@ -492,6 +498,20 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			grim_txs_fill_holes(txs, seq, held);
 		else if (!piggybacked && !grim_seq_before(seq, txs->rtx_next))
 			grim_txs_rollback(txs, seq);
+	} else if (txs->probed && !piggybacked && seq != txs->snd_nxt) {
+		/* The answer to a loss probe, and what was sent before the
+		 * probe has had time to arrive.  Without a report the
+		 * receiver holds none of it (a refusal whose NACK was lost
+		 * dropped it, say): go back now, not one probe per frame.
+		 */
+		if (held) {
+			txs->recover = txs->next_sent;
+			txs->fast = true;
+			txs->rtx_next = seq;
+			grim_txs_fill_holes(txs, seq, held);
+		} else {
+			grim_txs_rollback(txs, seq);
+		}
 	}
 	/* The endpoint took frames past any refusal: a NACK that overtook
 	 * this ACK (they may leave the peer on different CPUs) is over.
