@@ -8,6 +8,7 @@
 # the clients on host 1, every family side by side for each case.
 #
 #   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5]
+#   guest.sh [out=DIR] profile=FAM,FAM:SIZE[:SECONDS[:LOSS]]
 #
 # Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
 # (link statistics, versions) next to it; DIR/frames.csv has the frames each
@@ -31,7 +32,7 @@ PFX=gb
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 PERF=$top/tools/grim/bench/grim-perf
 out=$top/.vm-out/bench
-QUICK=0 REPS=3 LOSSES="0 1 5" TIPC_PATH=wire
+QUICK=0 REPS=3 LOSSES="0 1 5" TIPC_PATH=wire PROFILE=
 for a; do
 	case $a in
 	out=*) out=${a#out=} ;;
@@ -39,6 +40,7 @@ for a; do
 	reps=*) REPS=${a#reps=} ;;
 	loss=*) LOSSES=${a#loss=} LOSSES=${LOSSES//,/ } ;;
 	tipc=*) TIPC_PATH=${a#tipc=} ;;
+	profile=*) PROFILE=${a#profile=} ;;
 	esac
 done
 mkdir -p "$out"
@@ -202,8 +204,50 @@ bench_one() {
 	done
 }
 
+# profile FAMS SIZE SECONDS: a system-wide perf profile (cpu-clock) of a
+# stream of SIZE-byte messages, family by family: DIR/profile-FAM-SIZE.txt
+# has the hottest symbols, sender and receiver together (they share the
+# VM's CPUs).
+profile() {
+	local f size=$2 secs=$3 data
+	require_cmd perf
+	for f in ${1//,/ }; do
+		data=$out/perf-$f-$size.data
+		[ "$f" = grimh ] && set_datacrc off
+		perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
+			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
+			-f "${f/grimh/grim}" -d "$(dest "${f/grimh/grim}")" -p $PORT -i eth0 \
+			-T stream -s "$size" -t "$secs" 2>>"$out/errors.log" ||
+			fail "perf record of $f"
+		[ "$f" = grimh ] && set_datacrc on
+		perf report -q -i "$data" --stdio --no-children --sort sym \
+			--percent-limit 0.5 -g caller,0.5,callee,function,percent \
+			>"$out/profile-$f-$size.txt" 2>/dev/null
+		perf report -q -i "$data" --stdio --no-children --sort sym -g none \
+			--percent-limit 0.1 >"$out/flat-$f-$size.txt" 2>/dev/null
+		echo "    $f $size B: $(head -n 3 "$out/flat-$f-$size.txt" | tr -s ' ' | tr '\n' ';')"
+		nsx 1 ethtool -S grim0 >"$out/ethtool-$f-$size.txt"
+		[ "$f" = tipc ] && continue
+		# The transport's tracepoints over a shorter run: what the
+		# sender waited for.
+		[ "$f" = grimh ] && set_datacrc off
+		perf record -q -a -e 'grim:*' -o "$data.trace" -- \
+			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
+			-f grim -d 2 -p $PORT -i eth0 -T stream -s "$size" -t 2 \
+			>/dev/null 2>>"$out/errors.log" || fail "perf record -e grim:*"
+		[ "$f" = grimh ] && set_datacrc on
+		perf script -i "$data.trace" -F time,event,trace >"$out/trace-$f-$size.txt" 2>/dev/null
+	done
+}
+
 start=$(date +%s)
 setup
+if [ -n "$PROFILE" ]; then
+	IFS=: read -r pf ps pt pl <<<"$PROFILE"
+	set_loss "${pl:-0}"
+	profile "$pf" "${ps:-64000}" "${pt:-4}"
+	exit 0
+fi
 {
 	echo "kernel: $(uname -r)"
 	echo "cpus: $(nproc)"

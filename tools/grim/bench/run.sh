@@ -11,6 +11,8 @@
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
+#   BENCH_PROFILE=FAMS:SIZE[:SECS[:LOSS]]  perf profiles of one stream case
+#                                       instead (e.g. grim,tipc:64000:5:0)
 #
 # Results: tools/grim/bench/results/<date>/ (bench.csv, ratios.md, *.png),
 # with results/latest pointing at the newest.
@@ -46,6 +48,14 @@ args=("quick=${BENCH_QUICK:-0}")
 # One vCPU by default: under TCG on a shared host, wakeups across vCPUs
 # land on the guest's timer tick whenever the host is busy, and the
 # medians of every family then measure the host, not the protocol.
+if [ -n "${BENCH_PROFILE:-}" ]; then
+	command -v perf >/dev/null || apt-get install -y -q linux-perf || exit 1
+	GRIM_VM_CPUS=${BENCH_CPUS:-1} "$bench/vm.sh" "$run" "profile=$BENCH_PROFILE"
+	vm_rc=$?
+	head -n 25 "$run"/flat-*.txt
+	echo "bench: profiles in ${run#"$top"/}/ (flat-*.txt, profile-*.txt with callers)"
+	exit $vm_rc
+fi
 GRIM_VM_CPUS=${BENCH_CPUS:-1} "$bench/vm.sh" "$run" "${args[@]}"
 vm_rc=$?
 if [ ! -s "$run/bench.csv" ]; then
