@@ -14,6 +14,7 @@
 #include <linux/net.h>
 #include <linux/random.h>
 #include <linux/rculist.h>
+#include <linux/sizes.h>
 #include <linux/skbuff.h>
 #include <linux/sockios.h>
 #include <linux/termios.h>
@@ -26,7 +27,7 @@
 
 #define GRIM_PORT_HASH_BITS	8
 #define GRIM_LINEAR_MAX		1024	/* longer messages go in pages */
-#define GRIM_RCVBUF_DEF		(1 << 20)	/* default receive queue, bytes */
+#define GRIM_RCVBUF_DEF		SZ_1M	/* default receive queue, bytes */
 
 struct grim_sock {
 	struct sock sk;
