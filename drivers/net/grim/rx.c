@@ -264,10 +264,57 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	return -1;	/* caller appends the frame */
 }
 
+/* Move the page fragments of frame @skb into the reassembly head, and
+ * consume the frame.  A fragment that continues the head's last one in
+ * the same page extends it: frames cut from one sender's pages (or laid
+ * out back to back by a driver) make one fragment per page again.  A
+ * message then costs one skb and a few long copies in recvmsg() instead
+ * of an skb and a short copy or two per frame.  Only for frames with no
+ * bytes of their own in the head and plain page references; returns
+ * false when the frame must be chained instead.
+ */
+static bool grim_rx_steal_frags(struct sk_buff *head, struct sk_buff *skb)
+{
+	struct skb_shared_info *hs = skb_shinfo(head), *fs = skb_shinfo(skb);
+	unsigned int n = hs->nr_frags, i;
+	bool merge;
+	int delta;
+
+	if (skb_headlen(skb) || !fs->nr_frags || fs->frag_list ||
+	    hs->frag_list || skb->pp_recycle || skb_zcopy(skb))
+		return false;
+	merge = skb_can_coalesce(head, n, skb_frag_page(&fs->frags[0]),
+				 skb_frag_off(&fs->frags[0]));
+	if (n + fs->nr_frags - merge > MAX_SKB_FRAGS)
+		return false;
+	for (i = 0; i < fs->nr_frags; i++) {
+		if (!i && merge) {
+			skb_frag_size_add(&hs->frags[n - 1],
+					  skb_frag_size(&fs->frags[0]));
+			continue;
+		}
+		skb_frag_ref(skb, i);
+		hs->frags[n++] = fs->frags[i];
+	}
+	hs->nr_frags = n;
+	/* The fragments' share of the frame's truesize, as TCP counts it. */
+	delta = skb->truesize - SKB_TRUESIZE(skb_end_offset(skb));
+	head->truesize += max_t(int, delta, skb->len);
+	head->len += skb->len;
+	head->data_len += skb->len;
+	consume_skb(skb);
+	return true;
+}
+
 static void grim_rx_append(struct grim_rxs *rxs, struct sk_buff *skb)
 {
 	struct sk_buff *head = rxs->reasm;
+	unsigned int len = skb->len;
 
+	if (grim_rx_steal_frags(head, skb)) {
+		rxs->reasm_got += len;
+		return;
+	}
 	if (rxs->reasm_tail)
 		rxs->reasm_tail->next = skb;
 	else
