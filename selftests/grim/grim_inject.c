@@ -17,6 +17,9 @@
  *   badcsum     ... with a wrong CRC32C
  *   hdrcrc      DATA frames without GRIM_FF_DCRC (CRC over the headers
  *               only), one bit of the headers flipped
+ *   badicsum    DATA frames with GRIM_FF_ICSUM (Internet checksum over
+ *               the frame): one payload bit flipped after summing, or
+ *               GRIM_FF_DCRC set as well
  *   cluster     valid CRC, another cluster id
  *   notours     valid CRC, addressed to another node, or from node 0,
  *               GRIM_NODE_ANY or the receiver's own node
@@ -93,6 +96,9 @@ static uint32_t crc32c_update(uint32_t c, const uint8_t *p, size_t len)
 	return c;
 }
 
+#define FRAG_CHECK_OFF	(sizeof(struct grim_link_hdr) + sizeof(struct grim_ctl_msg) + \
+			 offsetof(struct grim_frag_hdr, check))
+
 /* The frame check of @len bytes from the link header @lh: CRC32C over the
  * covered bytes from GRIM_CRC_SPLIT on, then over the head with its csum
  * field as zero (Documentation/networking/grim.rst).
@@ -110,9 +116,35 @@ static uint32_t frame_crc(const uint8_t *lh, size_t len)
 		len = GRIM_CRC_HDR_LEN;
 	memcpy(head, lh, h);
 	memset(head + offsetof(struct grim_link_hdr, csum), 0, 4);
+	/* ... and the fragment check of a data frame that uses it */
+	if (hdr->type == GRIM_FT_DATA && hdr->flags & GRIM_FF_ICSUM &&
+	    h >= FRAG_CHECK_OFF + 2)
+		memset(head + FRAG_CHECK_OFF, 0, 2);
 	c = crc32c_update(c, lh + h, len - h);
 	c = crc32c_update(c, head, h);
 	return ~c;
+}
+
+/* The Internet checksum (RFC 1071) to store in a frame of @len bytes
+ * whose check field is zero.
+ */
+static uint16_t inet_csum(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons((uint16_t)~sum);
+}
+
+static uint16_t *frag_check(uint8_t *lh)
+{
+	return (uint16_t *)(lh + FRAG_CHECK_OFF);
 }
 
 /* Set len to @len and the CRC over it. */
@@ -218,8 +250,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]\n"
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
-		"modes: random short badmagic badversion badlen badcsum hdrcrc cluster\n"
-		"       notours\n"
+		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
+		"       cluster notours\n"
 		"       badtype unknownpeer stale frag replay sack\n");
 	exit(2);
 }
@@ -347,6 +379,20 @@ static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
 				l, r - ETH_HLEN);
 			exit(1);
 		}
+		/* A frame whose Internet checksum is left to the device is
+		 * seen here before the device: sum it as the wire has it.
+		 */
+		if (lh->type == GRIM_FT_DATA && lh->flags & GRIM_FF_ICSUM &&
+		    l >= DATA_HLEN) {
+			uint8_t *p = buf + ETH_HLEN;
+
+			if (!*frag_check(p))
+				*frag_check(p) = inet_csum(p, l);
+			if (inet_csum(p, l)) {
+				fprintf(stderr, "sniffed frame: bad Internet checksum\n");
+				exit(1);
+			}
+		}
 		if (ntohl(lh->csum) != frame_crc((const uint8_t *)lh, l)) {
 			fprintf(stderr, "sniffed frame: CRC %08x, computed %08x\n",
 				ntohl(lh->csum), frame_crc((const uint8_t *)lh, l));
@@ -421,6 +467,9 @@ static uint8_t *build(uint8_t *f, uint8_t type, size_t plen, size_t *flen)
 	lh->reserved = 0;
 	for (i = 0; i < plen; i++)
 		p[LH_LEN + i] = rnd();
+	/* unused without GRIM_FF_ICSUM, and then zero */
+	if (type == GRIM_FT_DATA && LH_LEN + plen >= FRAG_CHECK_OFF + 2)
+		*frag_check(p) = 0;
 	seal(p, LH_LEN + plen);
 	*flen = ETH_HLEN + LH_LEN + plen;
 	return p;
@@ -570,6 +619,34 @@ static void mode_hdrcrc(void)
 		    off < offsetof(struct grim_link_hdr, csum) + 4)
 			off += 4;
 		p[off] ^= 1u << (rnd() % 8);
+		xmit(f, flen, C_CSUM);
+	}
+}
+
+/* Data frames whose payload the Internet checksum covers
+ * (GRIM_FF_ICSUM): one payload bit flipped after the sum, past the
+ * headers the CRC covers; or GRIM_FF_DCRC claimed as well.
+ */
+static void mode_badicsum(void)
+{
+	static uint8_t f[2048];
+	struct grim_link_hdr *lh;
+	size_t flen, off;
+	uint8_t *p;
+	int k;
+
+	for (k = 0; k < count; k++) {
+		p = build(f, GRIM_FT_DATA, 200 + rnd() % 800, &flen);
+		lh = (struct grim_link_hdr *)p;
+		lh->flags = GRIM_FF_ICSUM | (k % 3 == 2 ? GRIM_FF_DCRC : 0);
+		*frag_check(p) = 0;
+		seal(p, flen - ETH_HLEN);
+		*frag_check(p) = inet_csum(p, flen - ETH_HLEN);
+		if (k % 3 != 2) {
+			off = GRIM_CRC_HDR_LEN +
+			      rnd() % (flen - ETH_HLEN - GRIM_CRC_HDR_LEN);
+			p[off] ^= 1u << (rnd() % 8);
+		}
 		xmit(f, flen, C_CSUM);
 	}
 }
@@ -728,7 +805,7 @@ static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
 	cm->dst_chan = htons(dchan);
 	cm->seq = htonl(seq);
 	fh->offset = htons(offset);
-	fh->reserved = 0;
+	fh->check = 0;
 	if (flags & GRIM_FF_FIRST) {
 		struct grim_msg_hdr *mh = (struct grim_msg_hdr *)(p + len);
 		uint32_t words = (msglen + 3) / 4, corr = words * 4 - msglen;
@@ -914,6 +991,7 @@ static const struct {
 	{ "badlen", mode_badlen },
 	{ "badcsum", mode_badcsum },
 	{ "hdrcrc", mode_hdrcrc },
+	{ "badicsum", mode_badicsum },
 	{ "cluster", mode_cluster },
 	{ "notours", mode_notours },
 	{ "badtype", mode_badtype },

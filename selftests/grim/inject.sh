@@ -4,7 +4,7 @@
 # Hostile frames on the wire.  While host 1 sends messages of up to the
 # GRIM MTU to host 2 (in batches, until the injection is over),
 # grim_inject puts on host 1's eth0, one class at a time, malformed frames (random, truncated, bad identifier,
-# version, length or CRC), well-formed foreign ones (other cluster, other
+# version, length, CRC or Internet checksum), well-formed foreign ones (other cluster, other
 # node, unknown type, unknown peer, stale session), ACKs with truncated or
 # stray SACK reports, bogus fragments and
 # message headers on fresh streams of the live session, and replays of
@@ -177,6 +177,7 @@ inject badversion
 inject badlen
 inject badcsum
 inject hdrcrc
+inject badicsum
 
 pretty "" "the good traffic arrived exactly once, in order"
 overlap=yes

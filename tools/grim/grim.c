@@ -398,12 +398,23 @@ static int node_cb(const struct nlmsghdr *nlh, void *data)
 static int link_cb(const struct nlmsghdr *nlh, void *data)
 {
 	char ifn[IF_NAMESIZE], lower[IF_NAMESIZE];
-	bool running, data_crc;
+	static const char * const crc_names[] = {
+		[GRIM_DATA_CRC_OFF] = "off",
+		[GRIM_DATA_CRC_ON] = "on",
+		[GRIM_DATA_CRC_OFFLOAD] = "offload",
+	};
+	const char *data_crc = "unknown";
 	struct attrs at;
+	bool running;
+	uint8_t crc;
 
 	parse(nlh, &at);
 	running = at.tb[GRIM_A_RUNNING] && mnl_attr_get_u8(at.tb[GRIM_A_RUNNING]);
-	data_crc = at.tb[GRIM_A_DATA_CRC] && mnl_attr_get_u8(at.tb[GRIM_A_DATA_CRC]);
+	if (at.tb[GRIM_A_DATA_CRC]) {
+		crc = mnl_attr_get_u8(at.tb[GRIM_A_DATA_CRC]);
+		if (crc < sizeof(crc_names) / sizeof(crc_names[0]))
+			data_crc = crc_names[crc];
+	}
 	if (!if_indextoname(u32a(&at, GRIM_A_LOWER_IFINDEX), lower))
 		snprintf(lower, sizeof(lower), "if%u",
 			 (unsigned int)u32a(&at, GRIM_A_LOWER_IFINDEX));
@@ -420,7 +431,7 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		juint("dead_ms", u32a(&at, GRIM_A_DEAD_MS));
 		juint("rto_ms", u32a(&at, GRIM_A_RTO_MS));
 		juint("window", u32a(&at, GRIM_A_WINDOW));
-		jbool("data_crc", data_crc);
+		jstr("data_crc", data_crc);
 		juint("peers", u32a(&at, GRIM_A_NPEERS));
 		if (show_stats)
 			print_stats(&at);
@@ -434,7 +445,7 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		       "ms window %" PRIu64 " data-crc %s peers %" PRIu64 "\n",
 		       u32a(&at, GRIM_A_HELLO_MS), u32a(&at, GRIM_A_DEAD_MS),
 		       u32a(&at, GRIM_A_RTO_MS), u32a(&at, GRIM_A_WINDOW),
-		       data_crc ? "on" : "off", u32a(&at, GRIM_A_NPEERS));
+		       data_crc, u32a(&at, GRIM_A_NPEERS));
 		if (show_stats)
 			print_stats(&at);
 	}

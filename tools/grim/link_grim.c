@@ -64,20 +64,45 @@ static const struct {
 
 #define N_OPTS	(sizeof(grim_opts) / sizeof(grim_opts[0]))
 
+static const char * const datacrc_names[] = {
+	[GRIM_DATA_CRC_OFF] = "off",
+	[GRIM_DATA_CRC_ON] = "on",
+	[GRIM_DATA_CRC_OFFLOAD] = "offload",
+};
+
+#define N_DATACRC	(sizeof(datacrc_names) / sizeof(datacrc_names[0]))
+
+static int datacrc_mode(const char *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < N_DATACRC; i++)
+		if (!strcmp(s, datacrc_names[i]))
+			return i;
+	return -1;
+}
+
+static const char *datacrc_name(unsigned int mode)
+{
+	return mode < N_DATACRC ? datacrc_names[mode] : "unknown";
+}
+
 static void grim_print_help(struct link_util *lu, int argc, char **argv,
 			    FILE *f)
 {
 	fprintf(f,
 		"Usage: ... grim [ node NODE_ID ] [ cluster CLUSTER_ID ]\n"
 		"                [ hello MS ] [ dead MS ] [ rto MS ] [ window FRAMES ]\n"
-		"                [ datacrc { on | off } ]\n"
+		"                [ datacrc { on | off | offload } ]\n"
 		"\n"
 		"Where: NODE_ID    := 1..4294967294 (default: low 32 bits of the lower MAC)\n"
 		"       CLUSTER_ID := 0..4294967295\n"
 		"       hello 10..30000, dead 30..600000 (at least 3 hellos),\n"
 		"       rto 1..1000 ms, window 1..4096 frames in flight per stream\n"
 		"       datacrc off: the CRC of sent frames covers only their\n"
-		"       headers, the payload is left to the lower link's check\n"
+		"       headers, the payload is left to the lower link's check;\n"
+		"       offload: the payload has the Internet checksum, left to\n"
+		"       a lower device that computes it (tx-checksum-ip-generic)\n"
 		"Node and cluster change only while the link is down.\n");
 }
 
@@ -94,13 +119,13 @@ static int grim_parse_opt(struct link_util *lu, int argc, char **argv,
 			return -1;
 		}
 		if (!strcmp(*argv, "datacrc")) {
-			if (argc < 2 || (strcmp(argv[1], "on") &&
-					 strcmp(argv[1], "off"))) {
-				fprintf(stderr, "grim: datacrc needs \"on\" or \"off\"\n");
+			int mode = argc < 2 ? -1 : datacrc_mode(argv[1]);
+
+			if (mode < 0) {
+				fprintf(stderr, "grim: datacrc needs \"on\", \"off\" or \"offload\"\n");
 				return -1;
 			}
-			if (addattr8(n, IPLINK_REQ_MAX, IFLA_GRIM_DATA_CRC,
-				     !strcmp(argv[1], "on")))
+			if (addattr8(n, IPLINK_REQ_MAX, IFLA_GRIM_DATA_CRC, mode))
 				return -1;
 			argc -= 2;
 			argv += 2;
@@ -157,8 +182,7 @@ static void grim_print_opt(struct link_util *lu, FILE *f, struct rtattr *tb[])
 	    RTA_PAYLOAD(tb[IFLA_GRIM_DATA_CRC]) >= sizeof(__u8))
 		print_color_string(PRINT_ANY, COLOR_NONE, "datacrc",
 				   "datacrc %s ",
-				   *(__u8 *)RTA_DATA(tb[IFLA_GRIM_DATA_CRC]) ?
-				   "on" : "off");
+				   datacrc_name(*(__u8 *)RTA_DATA(tb[IFLA_GRIM_DATA_CRC])));
 }
 
 struct link_util grim_link_util = {

@@ -41,6 +41,8 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_PEER_RESET] = "peer_session_resets",
 	[GRIM_STAT_TX_HELLOS] = "tx_hellos",
 	[GRIM_STAT_RX_HELLOS] = "rx_hellos",
+	[GRIM_STAT_TX_CSUM_OFFLOAD] = "tx_frames_csum_offload",
+	[GRIM_STAT_RX_CSUM_LOCAL] = "rx_frames_csum_local",
 	[GRIM_STAT_DROP_SHORT] = "rx_drop_truncated",
 	[GRIM_STAT_DROP_MAGIC] = "rx_drop_bad_magic",
 	[GRIM_STAT_DROP_VERSION] = "rx_drop_bad_version",
@@ -262,7 +264,7 @@ static void grim_setup(struct net_device *dev)
 	ni->dead_ms = GRIM_DEF_DEAD_MS;
 	ni->rto_ms = GRIM_DEF_RTO_MS;
 	ni->window = GRIM_DEF_WINDOW;
-	ni->data_crc = true;
+	ni->data_crc = GRIM_DATA_CRC_ON;
 }
 
 static struct netlink_range_validation grim_node_range = {
@@ -280,7 +282,7 @@ static const struct nla_policy grim_policy[IFLA_GRIM_MAX + 1] = {
 	[IFLA_GRIM_DEAD_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &grim_dead_range),
 	[IFLA_GRIM_RTO_MS]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_RTO_MS),
 	[IFLA_GRIM_WINDOW]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_WINDOW),
-	[IFLA_GRIM_DATA_CRC]	= NLA_POLICY_MAX(NLA_U8, 1),
+	[IFLA_GRIM_DATA_CRC]	= NLA_POLICY_MAX(NLA_U8, GRIM_DATA_CRC_OFFLOAD),
 };
 
 static int grim_validate(struct nlattr *tb[], struct nlattr *data[],
@@ -333,7 +335,7 @@ static int grim_apply(struct grim_ni *ni, struct nlattr *data[],
 		WRITE_ONCE(ni->window, nla_get_u32(data[IFLA_GRIM_WINDOW]));
 	if (data[IFLA_GRIM_DATA_CRC])
 		WRITE_ONCE(ni->data_crc,
-			   !!nla_get_u8(data[IFLA_GRIM_DATA_CRC]));
+			   nla_get_u8(data[IFLA_GRIM_DATA_CRC]));
 	if (data[IFLA_GRIM_CLUSTER])
 		ni->cluster = nla_get_u32(data[IFLA_GRIM_CLUSTER]);
 	if (data[IFLA_GRIM_NODE]) {

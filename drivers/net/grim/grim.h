@@ -80,6 +80,8 @@ enum grim_stat {
 	GRIM_STAT_PEER_RESET,
 	GRIM_STAT_TX_HELLOS,
 	GRIM_STAT_RX_HELLOS,
+	GRIM_STAT_TX_CSUM_OFFLOAD,
+	GRIM_STAT_RX_CSUM_LOCAL,
 	GRIM_STAT_DROP_SHORT,
 	GRIM_STAT_DROP_MAGIC,
 	GRIM_STAT_DROP_VERSION,
@@ -202,7 +204,7 @@ struct grim_ni {
 	u32 dead_ms;
 	u32 rto_ms;
 	u32 window;
-	bool data_crc;		/* the CRC of sent frames covers payload */
+	u8 data_crc;		/* enum grim_data_crc */
 	u32 base_gen;
 	unsigned int npeers;
 	struct grim_peer *self;
@@ -274,6 +276,7 @@ const char *grim_crc_driver(void);
 u32 grim_frame_crc_tail(struct sk_buff *skb);
 void grim_frame_finish_head(struct sk_buff *skb, u32 tail);
 void grim_frame_finish(struct sk_buff *skb);
+void grim_frame_csum_offload(struct grim_ni *ni, struct sk_buff *skb);
 struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int extra);
 void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
 			struct grim_link_hdr *lh, u8 type, u8 flags,

@@ -236,6 +236,7 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
 	if (!fcb->stamped) {
 		lh->src_gen = htonl(txs->peer->lgen);
 		lh->dst_gen = htonl(txs->peer->rgen);
+		grim_frame_csum_offload(txs->peer->ni, skb);
 		fcb->crc_tail = grim_frame_crc_tail(skb);
 		__skb_header_release(skb);
 		fcb->stamped = true;
@@ -587,7 +588,7 @@ static void grim_msg_hdr_fill(struct grim_msg_hdr *mh,
 /* Whether this NI's CRC covers the payload of the frames it sends. */
 static u8 grim_dcrc(const struct grim_ni *ni)
 {
-	return READ_ONCE(ni->data_crc) ? GRIM_FF_DCRC : 0;
+	return READ_ONCE(ni->data_crc) != GRIM_DATA_CRC_OFF ? GRIM_FF_DCRC : 0;
 }
 
 /* The frame headers of a fragment at @off of a message; sequence numbers,
@@ -607,7 +608,7 @@ static void grim_frame_init(struct grim_ni *ni, struct sk_buff *skb, void *hdr,
 	cm->dst_chan = htons(cb->dst_port);
 	cm->seq = 0;
 	fh->offset = htons(off);
-	fh->reserved = 0;
+	fh->check = 0;
 	fh->ack = 0;
 }
 

@@ -10,6 +10,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <crypto/hash.h>
+#include <net/checksum.h>
 #include <net/netfilter/nf_conntrack.h>
 
 #include "grim.h"
@@ -77,17 +78,24 @@ static u32 grim_crc_skb(struct sk_buff *skb, unsigned int off,
 }
 
 /* Continue @crc over the linear head [0, @hlen) of a frame, its csum
- * field taken as zero without writing it (a received frame may share
- * its head with a packet tap).
+ * field taken as zero without writing it (a received frame may share its
+ * head with a packet tap), and so the fragment check of a data frame
+ * flagged GRIM_FF_ICSUM, which the lower device fills in after the CRC.
  */
 static u32 grim_crc_head(const u8 *head, unsigned int hlen, u32 crc)
 {
-	const unsigned int off = offsetof(struct grim_link_hdr, csum);
-	static const u8 zero[4];
+	const unsigned int check = GRIM_CTL_LEN +
+				   offsetof(struct grim_frag_hdr, check);
+	const struct grim_link_hdr *lh = (const void *)head;
+	u8 buf[GRIM_CRC_SPLIT];
 
-	crc = grim_crc(crc, head, off);
-	crc = grim_crc(crc, zero, sizeof(zero));
-	return grim_crc(crc, head + off + 4, hlen - off - 4);
+	memcpy(buf, head, hlen);
+	memset(buf + offsetof(struct grim_link_hdr, csum), 0,
+	       sizeof(lh->csum));
+	if (lh->type == GRIM_FT_DATA && lh->flags & GRIM_FF_ICSUM &&
+	    hlen >= check + sizeof(__sum16))
+		memset(buf + check, 0, sizeof(__sum16));
+	return grim_crc(crc, buf, hlen);
 }
 
 /* How many bytes of a frame of @len the CRC covers: all of them, but for
@@ -133,21 +141,73 @@ void grim_frame_finish(struct sk_buff *skb)
 	grim_frame_finish_head(skb, grim_frame_crc_tail(skb));
 }
 
+/* With datacrc offload, give a data frame whose payload the CRC would
+ * cover the Internet checksum instead, left to the lower device, when
+ * that device computes it for any protocol (NETIF_F_HW_CSUM): hardware
+ * that does so fills it in on the way out; veth hands the frame to its
+ * peer with the sum still to do, so that a frame which never leaves the
+ * host is never summed, as for TCP and UDP.  Wherever the frame meets a
+ * device or a qdisc that must have the sum (a bridge port without the
+ * feature, netem corrupting it), skb_checksum_help() computes it and the
+ * receiver checks it.  Not the default: two bit errors in one frame can
+ * cancel in that sum, never in CRC32C.  Called once per frame, before
+ * its tail CRC; the frame's head is private.
+ */
+void grim_frame_csum_offload(struct grim_ni *ni, struct sk_buff *skb)
+{
+	const unsigned int check = GRIM_CTL_LEN +
+				   offsetof(struct grim_frag_hdr, check);
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
+
+	if (!(lh->flags & GRIM_FF_DCRC) ||
+	    READ_ONCE(ni->data_crc) != GRIM_DATA_CRC_OFFLOAD ||
+	    !(READ_ONCE(ni->lower->features) & NETIF_F_HW_CSUM) ||
+	    !skb_partial_csum_set(skb, 0, check))
+		return;
+	lh->flags = (lh->flags & ~GRIM_FF_DCRC) | GRIM_FF_ICSUM;
+	*(__sum16 *)(skb->data + check) = 0;
+	grim_count(ni, NULL, GRIM_STAT_TX_CSUM_OFFLOAD);
+}
+
+/* The payload check of a data frame sent with GRIM_FF_ICSUM.  A frame
+ * still CHECKSUM_PARTIAL has not been summed by anyone: it went from a
+ * sender on this host to us through software only (veth, a bridge, our
+ * own loopback), untouched, like a TCP segment in the same case.  Any
+ * other frame is summed here; what hardware says of an unknown EtherType
+ * is not trusted.
+ */
+static bool grim_frame_icsum_ok(struct grim_ni *ni, struct sk_buff *skb,
+				unsigned int len)
+{
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		grim_count(ni, NULL, GRIM_STAT_RX_CSUM_LOCAL);
+		return true;
+	}
+	return !csum_fold(skb_checksum(skb, 0, len, 0));
+}
+
 /* Check a received frame of @len bytes, trimmed to @len, whose first
  * min(@len, GRIM_CRC_SPLIT) bytes are linear.
  */
-static bool grim_frame_crc_ok(struct sk_buff *skb, unsigned int len)
+static bool grim_frame_crc_ok(struct grim_ni *ni, struct sk_buff *skb,
+			      unsigned int len)
 {
 	const struct grim_link_hdr *lh = (const void *)skb->data;
 	unsigned int hlen = min_t(unsigned int, len, GRIM_CRC_SPLIT);
+	unsigned int clen = grim_crc_len(lh, len);
 	u32 crc = ~0U;
 
-	len = grim_crc_len(lh, len);
-
-	if (len > hlen)
-		crc = grim_crc_skb(skb, hlen, len - hlen, crc);
+	if (clen > hlen)
+		crc = grim_crc_skb(skb, hlen, clen - hlen, crc);
 	crc = grim_crc_head(skb->data, hlen, crc);
-	return ntohl(lh->csum) == ~crc;
+	if (ntohl(lh->csum) != ~crc)
+		return false;
+	/* A data frame too short for its headers is dropped further on. */
+	if (lh->type != GRIM_FT_DATA || !(lh->flags & GRIM_FF_ICSUM) ||
+	    len < GRIM_DATA_HLEN)
+		return true;
+	return !(lh->flags & GRIM_FF_DCRC) &&
+	       grim_frame_icsum_ok(ni, skb, len);
 }
 
 /* Time @tfm over @buf: the best of a few rounds, in ns per KiB. */
@@ -322,7 +382,7 @@ static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb)
 		return false;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
-	if (!grim_frame_crc_ok(skb, len)) {
+	if (!grim_frame_crc_ok(ni, skb, len)) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_CSUM);
 		return false;
 	}

@@ -81,8 +81,20 @@ enum {
 	IFLA_GRIM_DEAD_MS,	/* u32: peer declared down after this, ms */
 	IFLA_GRIM_RTO_MS,	/* u32: initial retransmission timeout, ms */
 	IFLA_GRIM_WINDOW,	/* u32: frames in flight per stream */
-	IFLA_GRIM_DATA_CRC,	/* u8: 1 = the frame CRC covers the payload */
+	IFLA_GRIM_DATA_CRC,	/* u8: enum grim_data_crc */
 	__IFLA_GRIM_MAX,
+};
+
+/* How the DATA frames an NI sends cover their payload (IFLA_GRIM_DATA_CRC,
+ * GRIM_A_DATA_CRC).  The headers are always under the frame's CRC32C.
+ */
+enum grim_data_crc {
+	GRIM_DATA_CRC_OFF,	/* not at all: left to the lower link */
+	GRIM_DATA_CRC_ON,	/* CRC32C, computed by the NI */
+	GRIM_DATA_CRC_OFFLOAD,	/* the Internet checksum, left to a lower
+				 * device with NETIF_F_HW_CSUM; CRC32C on
+				 * any other
+				 */
 };
 
 #define IFLA_GRIM_MAX	(__IFLA_GRIM_MAX - 1)
@@ -99,15 +111,19 @@ enum grim_frame_type {
 	GRIM_FT_HELLO	= 4,	/* discovery (broadcast) and keep-alive */
 };
 
-#define GRIM_WIRE_VERSION	2
+#define GRIM_WIRE_VERSION	3
 
 /* The frame check (link header csum) is CRC32C over the frame's bytes from
  * offset GRIM_CRC_SPLIT to its end, then over bytes 0 .. GRIM_CRC_SPLIT - 1
- * (or the whole frame, if shorter) with the csum field as zero.
+ * (or the whole frame, if shorter) with the csum field, and in a DATA
+ * frame flagged GRIM_FF_ICSUM the fragment header's check field, as zero.
  */
 #define GRIM_CRC_SPLIT		48
 /* A DATA frame without GRIM_FF_DCRC has only its first GRIM_CRC_HDR_LEN
- * bytes (the frame and message headers) covered by the CRC.
+ * bytes (the frame and message headers) covered by the CRC.  With
+ * GRIM_FF_ICSUM its payload is covered instead by the Internet checksum
+ * in grim_frag_hdr.check, over the whole frame from the link header on
+ * (RFC 1071: the 16-bit ones' complement sum of the frame is 0xffff).
  */
 #define GRIM_CRC_HDR_LEN	80
 
@@ -121,6 +137,9 @@ enum grim_frame_type {
 #define GRIM_FF_PROBE	0x10	/* hello: unicast keep-alive probe */
 #define GRIM_FF_ACKREQ	0x20	/* data: the sender's window is full, ACK now */
 #define GRIM_FF_SACK	0x40	/* ACK: a struct grim_sack follows */
+#define GRIM_FF_ICSUM	0x80	/* data: grim_frag_hdr.check covers the
+				 * frame (never with GRIM_FF_DCRC)
+				 */
 
 struct grim_link_hdr {
 	__be16	magic;		/* GRIM_ID */
@@ -164,7 +183,7 @@ struct grim_sack {
  */
 struct grim_frag_hdr {
 	__be16	offset;		/* byte offset of this fragment in the message */
-	__be16	reserved;
+	__sum16	check;		/* Internet checksum with GRIM_FF_ICSUM, else 0 */
 	__be32	ack;		/* next frame expected on the reverse stream */
 };
 
@@ -263,7 +282,7 @@ enum {
 	GRIM_A_SOCK_DROPS,	/* u32 */
 	GRIM_A_SOCK_INODE,	/* u64 */
 	GRIM_A_SOCK_UID,	/* u32 */
-	GRIM_A_DATA_CRC,	/* u8: the CRC of sent frames covers payload */
+	GRIM_A_DATA_CRC,	/* u8: enum grim_data_crc */
 	__GRIM_A_MAX,
 };
 
