@@ -5,7 +5,8 @@
 # The sender gets EHOSTUNREACH within the documented bound (dead_ms plus
 # one hello interval: 5 s with the defaults).  When the peer comes back
 # (a new NI, a new session), traffic flows again, and the new session
-# outlives an idle spell.
+# outlives an idle spell, also when the peer's NI restarted with the wall
+# clock set back.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -66,5 +67,43 @@ r=$!
 wait_bound 2 102
 nsx 1 "$RDM" send -d 2 -p 102 -n 100 -M 2000 || fail "send after idle"
 wait $r || fail "messages lost after idle"
+
+# Session generations come from the wall clock.  An NI that restarts
+# with the clock set back starts with older ones than host 1 holds: its
+# frames are stale until host 1 declares the old session down, and from
+# then on it must be taken as it is, broadcast hellos included.
+pretty "" "host 2's NI restarts with the wall clock an hour behind"
+clock_back=0
+restore_clock() {
+	[ "$clock_back" = 1 ] && date -s "@$(($(date +%s) + 3600))" >/dev/null
+	clock_back=0
+}
+at_exit restore_clock
+date -s "@$(($(date +%s) - 3600))" >/dev/null || fail "date -s"
+clock_back=1
+u1=$(stat 1 peer_up_events)
+d1=$(stat 1 peer_down_events)
+ip -n "$(host 2)" link del grim0 || fail "link del"
+grim_add "$(host 2)" eth0 grim0 address "$(grim_addr 2)" || fail "re-add"
+ip -n "$(host 2)" link set grim0 up
+# Host 1 holds the old session until dead_ms, then comes up anew.
+for ((i = 0; i < 150; i++)); do
+	[ "$(stat 1 peer_up_events)" -gt "$u1" ] && break
+	sleep 0.1
+done
+[ "$i" -lt 150 ] || fail "host 1 never took host 2 back"
+log "host 1 took host 2 back after $((i / 10)).$((i % 10)) s" \
+	"($(($(stat 1 peer_down_events) - d1)) peer down event)"
+bg nsx 2 "$RDM" recv -p 103 -n 200 -t 60
+r=$!
+wait_bound 2 103
+nsx 1 "$RDM" send -d 2 -p 103 -n 200 -M 8000 -S 6 || fail "send after restart"
+wait $r || fail "messages lost after the restart"
+d1=$(stat 1 peer_down_events)
+d2=$(stat 2 peer_down_events)
+sleep 6
+check_eq "$(stat 1 peer_down_events) $(stat 2 peer_down_events)" "$d1 $d2" \
+	"peer down events after 6 s idle (host 1, host 2)"
+restore_clock
 check_dmesg
 exit 0

@@ -20,6 +20,12 @@
  * which a peer declared down has left behind.  They are checked against
  * rbase, the sender's base generation, not against the session: a newer
  * one means the peer's NI restarted, an equal one that it is alive.
+ *
+ * Generations come from the wall clock, so an NI restarted with its
+ * clock set back has older ones than it had.  Its frames are stale to a
+ * side that still holds the old session, until that side declares it
+ * down (dead_ms) and forgets both of its generations: whatever it then
+ * hears from the peer starts the new session.
  */
 #include <linux/etherdevice.h>
 #include <linux/hash.h>
@@ -295,6 +301,7 @@ static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
 	grim_peer_flush(peer, -EHOSTUNREACH);
 	peer->lgen = grim_gen_next(peer->lgen);
 	peer->rgen = 0;
+	peer->rbase = 0;
 }
 
 /* Every hello_ms: announce ourselves, probe new peers, reap silent ones. */
