@@ -88,15 +88,15 @@ log "host 2 dropped $drops frames for their CRC (a header bit was flipped)"
 log "the receiver saw corrupted payloads, as datacrc off allows"
 ip netns exec "$(host 1)" tc qdisc del dev eth0 root
 
-# rdm_case PORT SEED N: host 1 sends N 64000-byte messages to host 2,
-# which checks every byte.
+# rdm_case PORT SEED N [MIN MAX]: host 1 sends N messages of MIN..MAX
+# bytes (default 64000) to host 2, which checks every byte.
 rdm_case() {
-	local port=$1 seed=$2 n=$3 r
+	local port=$1 seed=$2 n=$3 min=${4:-64000} max=${5:-64000} r
 
 	bg nsx 2 "$RDM" recv -p "$port" -n "$n" -t 240
 	r=$!
 	wait_bound 2 "$port"
-	nsx 1 "$RDM" send -d 2 -p "$port" -n "$n" -m 64000 -M 64000 -S "$seed" ||
+	nsx 1 "$RDM" send -d 2 -p "$port" -n "$n" -m "$min" -M "$max" -S "$seed" ||
 		fail "sender on host 1 failed"
 	wait $r || fail "host 2 lost, misordered or received damaged messages"
 }
@@ -120,6 +120,8 @@ off1=$(stat 1 tx_frames_csum_offload)
 local2=$(stat 2 rx_frames_csum_local)
 before=$(stat 2 rx_drop_bad_checksum)
 rdm_case 103 17 100
+# Messages that fit one frame are sent as they are: the same check.
+rdm_case 106 18 1000 0 3000
 off1=$(($(stat 1 tx_frames_csum_offload) - off1))
 local2=$(($(stat 2 rx_frames_csum_local) - local2))
 drops=$(($(stat 2 rx_drop_bad_checksum) - before))
