@@ -129,7 +129,17 @@ veth_tx() {
 	ip -n "$(host 1)" -s link show eth0 | awk '/TX:/ { getline; print $2 }'
 }
 
-# datacrc on|off on both GRIM links.
+# The datacrc mode of a GRIM family: grimh off, grimo offload
+# (profiles only), any other on.
+fam_crc() {
+	case $1 in
+	grimh) echo off ;;
+	grimo) echo offload ;;
+	*) echo on ;;
+	esac
+}
+
+# datacrc on|off|offload on both GRIM links.
 set_datacrc() {
 	local i
 	for i in 1 2; do
@@ -209,17 +219,17 @@ bench_one() {
 # has the hottest symbols, sender and receiver together (they share the
 # VM's CPUs).
 profile() {
-	local f size=$2 secs=$3 data
+	local f fam size=$2 secs=$3 data
 	require_cmd perf
 	for f in ${1//,/ }; do
 		data=$out/perf-$f-$size.data
-		[ "$f" = grimh ] && set_datacrc off
+		fam=${f/grim[ho]/grim}
+		[ "$fam" = grim ] && set_datacrc "$(fam_crc "$f")"
 		perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
 			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
-			-f "${f/grimh/grim}" -d "$(dest "${f/grimh/grim}")" -p $PORT -i eth0 \
+			-f "$fam" -d "$(dest "$fam")" -p $PORT -i eth0 \
 			-T stream -s "$size" -t "$secs" 2>>"$out/errors.log" ||
 			fail "perf record of $f"
-		[ "$f" = grimh ] && set_datacrc on
 		perf report -q -i "$data" --stdio --no-children --sort sym \
 			--percent-limit 0.5 -g caller,0.5,callee,function,percent \
 			>"$out/profile-$f-$size.txt" 2>/dev/null
@@ -230,12 +240,11 @@ profile() {
 		[ "$f" = tipc ] && continue
 		# The transport's tracepoints over a shorter run: what the
 		# sender waited for.
-		[ "$f" = grimh ] && set_datacrc off
 		perf record -q -a -e 'grim:*' -o "$data.trace" -- \
 			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
 			-f grim -d 2 -p $PORT -i eth0 -T stream -s "$size" -t 2 \
 			>/dev/null 2>>"$out/errors.log" || fail "perf record -e grim:*"
-		[ "$f" = grimh ] && set_datacrc on
+		set_datacrc on
 		perf script -i "$data.trace" -F time,event,trace >"$out/trace-$f-$size.txt" 2>/dev/null
 	done
 }
