@@ -7,6 +7,7 @@
  *   grim-perf client -f FAMILY -d DEST [-p PORT] [-i IFACE]
  *                    -T pingpong|stream [-s SIZE] [-n COUNT] [-t SECONDS]
  *                    [-P SENDERS] [--csv] [--loss PCT] [--rep N]
+ *   grim-perf client -f FAM,FAM... -d DEST,DEST... -T interleaved ...
  *
  * Families: grim (AF_GRIM SOCK_RDM, DEST = node id), tipc (AF_TIPC
  * SOCK_RDM to the service {18888, PORT}, DEST ignored), udp and tcp
@@ -21,6 +22,11 @@
  * once FINs from all -P senders are in.  Bandwidth and message rate are
  * what the *receiver* got, over the time from the first send to the STAT.
  * For udp the difference between sent and received is reported as loss.
+ * interleaved: ping-pong with several families (their servers all
+ * running) from one process, one round trip of each in turn, the order
+ * rotating every round; one result per family.  Whatever the machine
+ * does meanwhile (a busy host under an emulated CPU) then falls on all
+ * families alike, and their medians compare the protocols.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -591,10 +597,10 @@ static void report(const char *status, uint32_t n, double med, double p99,
 		       o.rep, status, n, med, p99, mean, min, mbps, rate,
 		       (unsigned long long)sent, (unsigned long long)rcvd,
 		       lossp, elapsed);
-	} else if (!strcmp(o.test, "pingpong")) {
-		printf("%s pingpong size %u: %s, %u samples, latency (RTT/2) median %.2f us, p99 %.2f us, mean %.2f us, min %.2f us; %llu of %llu answered\n",
-		       fam_names[o.fam], o.size, status, n, med, p99, mean, min,
-		       (unsigned long long)rcvd, (unsigned long long)sent);
+	} else if (strcmp(o.test, "stream")) {
+		printf("%s %s size %u: %s, %u samples, latency (RTT/2) median %.2f us, p99 %.2f us, mean %.2f us, min %.2f us; %llu of %llu answered\n",
+		       fam_names[o.fam], o.test, o.size, status, n, med, p99,
+		       mean, min, (unsigned long long)rcvd, (unsigned long long)sent);
 	} else {
 		printf("%s stream size %u x%d: %s, sent %llu, received %llu (loss %.2f%%) in %.3f s: %.3f MB/s, %.0f msg/s\n",
 		       fam_names[o.fam], o.size, o.senders, status,
@@ -663,6 +669,108 @@ static int pingpong(void)
 	report("ok", n, lat[n / 2], lat[(size_t)((n - 1) * 0.99)], sum / n,
 	       lat[0], 0, 0, sent, answered, 0);
 	return 0;
+}
+
+static void usage(void) __attribute__((noreturn));
+
+/* One round trip of @len bytes, numbered @seq, on @d (family o.fam):
+ * its duration in seconds, 0 if the echo did not come in @tmo, < 0 on
+ * an error.
+ */
+static double round_trip(struct dest *d, uint8_t *buf, uint8_t *rbuf,
+			 size_t len, uint32_t seq, double tmo)
+{
+	struct hdr *h = (struct hdr *)buf;
+	double t0;
+	ssize_t r;
+
+	h->op = OP_PING;
+	h->senders = 0;
+	h->run = 0;
+	h->seq = seq;
+	t0 = now();
+	if (xmit(d, buf, len)) {
+		perror("grim-perf: send");
+		return -1;
+	}
+	r = await(d->fd, rbuf, len, OP_PONG, seq, tmo);
+	if (r < 0) {
+		perror("grim-perf: recv");
+		return -1;
+	}
+	return r ? now() - t0 : 0;
+}
+
+#define MAX_ILV 5
+
+static int interleaved(const char *fams, const char *dests)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	char *fl = strdup(fams), *dl = strdup(dests), *sf, *sd, *f, *dd;
+	uint32_t warm = 10, round, n = 0, got[MAX_ILV] = { 0 }, k;
+	int fam[MAX_ILV], nf = 0, i, err = 0;
+	double *lat[MAX_ILV], sum[MAX_ILV] = { 0 }, t_end;
+	struct dest d[MAX_ILV];
+
+	for (f = strtok_r(fl, ",", &sf), dd = strtok_r(dl, ",", &sd); f && dd;
+	     f = strtok_r(NULL, ",", &sf), dd = strtok_r(NULL, ",", &sd)) {
+		if (nf == MAX_ILV)
+			usage();
+		for (fam[nf] = -1, i = 0; i < 5; i++)
+			if (!strcmp(f, fam_names[i]))
+				fam[nf] = i;
+		if (fam[nf] < 0 || fam[nf] == F_RAW)
+			usage();
+		o.fam = fam[nf];
+		o.dest = dd;
+		connect_client(&d[nf]);
+		if (handshake(&d[nf], rbuf)) {
+			report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+			return 1;
+		}
+		lat[nf] = calloc(o.count, sizeof(double));
+		if (!lat[nf])
+			die("calloc");
+		nf++;
+	}
+	if (!nf || f || dd)
+		usage();
+	memset(buf, 0xa5, o.size);
+	t_end = now() + o.secs;
+	for (round = 0; n < o.count && now() < t_end; round++) {
+		for (k = 0; k < (uint32_t)nf; k++) {
+			int j = (round + k) % nf;
+			double rtt;
+
+			o.fam = fam[j];
+			rtt = round_trip(&d[j], buf, rbuf, o.size, round,
+					 reliable() ? 30 : 0.05);
+			if (rtt < 0) {
+				err = 1;
+				goto out;
+			}
+			if (round < warm || rtt == 0)
+				continue;	/* a lost UDP echo: no sample */
+			lat[j][got[j]++] = rtt * 1e6 / 2;
+			sum[j] += rtt * 1e6 / 2;
+		}
+		if (round >= warm)
+			n++;
+	}
+out:
+	for (i = 0; i < nf; i++) {
+		uint32_t c = got[i];
+
+		o.fam = fam[i];
+		if (!c || err) {
+			report("fail", 0, 0, 0, 0, 0, 0, 0, n, c, 0);
+			continue;
+		}
+		qsort(lat[i], c, sizeof(double), cmp_dbl);
+		report("ok", c, lat[i][c / 2], lat[i][(size_t)((c - 1) * 0.99)],
+		       sum[i] / c, lat[i][0], 0, 0, n, c, 0);
+	}
+	return err || !n;
 }
 
 struct sender_result {
@@ -806,6 +914,8 @@ static void usage(void)
 		"                        [-T pingpong|stream] [-s SIZE] [-n COUNT] [-t SECONDS]\n"
 		"                        [-P SENDERS] [-w WAIT_S] [--csv] [--csv-header]\n"
 		"                        [--loss PCT] [--rep N]\n"
+		"       grim-perf client -f FAM,FAM... -d DEST,DEST... -T interleaved\n"
+		"                        [-s SIZE] [-n ROUNDS] [-t SECONDS] [--csv]\n"
 		"FAMILY: grim (DEST node id), tipc (DEST ignored), udp, tcp (DEST IPv4),\n"
 		"        raw (DEST server MAC on IFACE)\n");
 	exit(2);
@@ -826,8 +936,8 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *mode, *fams = NULL;
 	int opt, i, count_set = 0;
-	const char *mode;
 
 	if (argc < 2)
 		usage();
@@ -841,6 +951,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "f:p:i:d:T:s:n:t:P:w:", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
+			fams = optarg;
 			for (i = 0; i < 5; i++)
 				if (!strcmp(optarg, fam_names[i]))
 					o.fam = i;
@@ -864,6 +975,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	if (!strcmp(o.test, "interleaved") && fams && strchr(fams, ','))
+		o.fam = F_GRIM;	/* each family's in turn, below */
 	if (o.fam < 0)
 		usage();
 	if (o.size < sizeof(struct hdr))
@@ -886,6 +999,8 @@ int main(int argc, char **argv)
 		usage();
 	if (!strcmp(o.test, "pingpong"))
 		return pingpong();
+	if (!strcmp(o.test, "interleaved"))
+		return interleaved(fams, o.dest);
 	if (!strcmp(o.test, "stream"))
 		return stream();
 	usage();

@@ -7,8 +7,9 @@
 # bearer and a GRIM NI on the same eth0.  grim-perf servers run on host 2,
 # the clients on host 1, every family side by side for each case.
 #
-#   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5]
-#   guest.sh [out=DIR] profile=FAM,FAM:SIZE[:SECONDS[:LOSS]]
+#   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5] [runs=N]
+#            [only=interleaved]
+#   guest.sh [out=DIR] profile=FAM,FAM:SIZE[:SECONDS[:LOSS[:TEST]]]
 #
 # Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
 # (link statistics, versions) next to it; DIR/frames.csv has the frames each
@@ -32,12 +33,14 @@ PFX=gb
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 PERF=$top/tools/grim/bench/grim-perf
 out=$top/.vm-out/bench
-QUICK=0 REPS=3 LOSSES="0 1 5" TIPC_PATH=wire PROFILE=
+QUICK=0 REPS=3 LOSSES="0 1 5" TIPC_PATH=wire PROFILE= ILV_RUNS= ONLY=
 for a; do
 	case $a in
 	out=*) out=${a#out=} ;;
 	quick=*) QUICK=${a#quick=} ;;
 	reps=*) REPS=${a#reps=} ;;
+	runs=*) ILV_RUNS=${a#runs=} ;;
+	only=*) ONLY=${a#only=} ;;
 	loss=*) LOSSES=${a#loss=} LOSSES=${LOSSES//,/ } ;;
 	tipc=*) TIPC_PATH=${a#tipc=} ;;
 	profile=*) PROFILE=${a#profile=} ;;
@@ -60,6 +63,11 @@ else
 	LOSS_LAT_SIZES="64 4096 64000" LOSS_BW_SIZES="64 16384 64000"
 fi
 RATE_SENDERS=4
+ILV_SIZE=64 ILV_T=1.5
+if [ -z "$ILV_RUNS" ]; then
+	ILV_RUNS=10
+	[ "$QUICK" = 1 ] && ILV_RUNS=3
+fi
 RAW_MAX=1500		# raw frames are single Ethernet frames
 
 require_root
@@ -214,12 +222,36 @@ bench_one() {
 	done
 }
 
-# profile FAMS SIZE SECONDS: a system-wide perf profile (cpu-clock) of a
-# stream of SIZE-byte messages, family by family: DIR/profile-FAM-SIZE.txt
-# has the hottest symbols, sender and receiver together (they share the
-# VM's CPUs).
+# Interleaved latency: ILV_RUNS runs of grim-perf -T interleaved, each
+# ILV_T seconds of ILV_SIZE-byte round trips of GRIM, TIPC, UDP and TCP
+# in turn from one process, no loss.  The host's drift under TCG moves
+# the repetitions above more than the families differ; here it falls on
+# every family alike.  One line per family and run in the CSV.
+interleaved() {
+	local r line
+	pretty "" "interleaved $ILV_SIZE B latency, $ILV_RUNS runs of $ILV_T s"
+	set_loss 0
+	for ((r = 1; r <= ILV_RUNS; r++)); do
+		nsenter --net="/run/netns/$(host 1)" timeout -k 5 90 "$PERF" client \
+			-f grim,tipc,udp,tcp -d 2,any,10.71.0.2,10.71.0.2 \
+			-p $PORT -i eth0 -T interleaved -s "$ILV_SIZE" \
+			-n 1000000 -t "$ILV_T" --csv --loss 0 --rep "$r" \
+			2>>"$out/errors.log" >"$out/ilv.tmp" ||
+			echo "case failed: interleaved run $r" >>"$out/errors.log"
+		while read -r line; do
+			echo "$line" >>"$csv"
+			echo "    $line"
+		done <"$out/ilv.tmp"
+	done
+	rm -f "$out/ilv.tmp"
+}
+
+# profile FAMS SIZE SECONDS TEST: a system-wide perf profile (cpu-clock)
+# of a stream (or ping-pong, TEST) of SIZE-byte messages, family by
+# family: DIR/profile-FAM-SIZE.txt has the hottest symbols, sender and
+# receiver together (they share the VM's CPUs).
 profile() {
-	local f fam size=$2 secs=$3 data
+	local f fam size=$2 secs=$3 test=$4 data
 	require_cmd perf
 	for f in ${1//,/ }; do
 		data=$out/perf-$f-$size.data
@@ -228,7 +260,8 @@ profile() {
 		perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
 			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
 			-f "$fam" -d "$(dest "$fam")" -p $PORT -i eth0 \
-			-T stream -s "$size" -t "$secs" 2>>"$out/errors.log" ||
+			-T "$test" -s "$size" -t "$secs" -n 1000000 \
+			2>>"$out/errors.log" ||
 			fail "perf record of $f"
 		perf report -q -i "$data" --stdio --no-children --sort sym \
 			--percent-limit 0.5 -g caller,0.5,callee,function,percent \
@@ -237,12 +270,12 @@ profile() {
 			--percent-limit 0.1 >"$out/flat-$f-$size.txt" 2>/dev/null
 		echo "    $f $size B: $(head -n 3 "$out/flat-$f-$size.txt" | tr -s ' ' | tr '\n' ';')"
 		nsx 1 ethtool -S grim0 >"$out/ethtool-$f-$size.txt"
-		[ "$f" = tipc ] && continue
+		[ "$fam" = grim ] || continue
 		# The transport's tracepoints over a shorter run: what the
 		# sender waited for.
 		perf record -q -a -e 'grim:*' -o "$data.trace" -- \
 			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
-			-f grim -d 2 -p $PORT -i eth0 -T stream -s "$size" -t 2 \
+			-f grim -d 2 -p $PORT -i eth0 -T "$test" -s "$size" -t 2 \
 			>/dev/null 2>>"$out/errors.log" || fail "perf record -e grim:*"
 		set_datacrc on
 		perf script -i "$data.trace" -F time,event,trace >"$out/trace-$f-$size.txt" 2>/dev/null
@@ -250,11 +283,12 @@ profile() {
 }
 
 start=$(date +%s)
+[ "$ONLY" = interleaved ] && REPS=0
 setup
 if [ -n "$PROFILE" ]; then
-	IFS=: read -r pf ps pt pl <<<"$PROFILE"
+	IFS=: read -r pf ps pt pl pm <<<"$PROFILE"
 	set_loss "${pl:-0}"
-	profile "$pf" "${ps:-64000}" "${pt:-4}"
+	profile "$pf" "${ps:-64000}" "${pt:-4}" "${pm:-stream}"
 	exit 0
 fi
 {
@@ -264,6 +298,7 @@ fi
 	echo "latency sizes: $LAT_SIZES; bandwidth sizes: $BW_SIZES"
 	[ -n "${LOSS_LAT_SIZES:-}" ] &&
 		echo "under loss: latency sizes $LOSS_LAT_SIZES; bandwidth sizes $LOSS_BW_SIZES"
+	echo "interleaved latency: $ILV_SIZE B, $ILV_RUNS runs of $ILV_T s"
 	grep -m1 'model name' /proc/cpuinfo
 } >"$out/context.txt"
 "$PERF" --csv-header >"$csv"
@@ -282,6 +317,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		done
 	done
 done
+interleaved
 set_loss 0
 echo "bench: $(($(wc -l <"$csv") - 1)) results in $(($(date +%s) - start)) s" |
 	tee -a "$out/context.txt"

@@ -11,6 +11,7 @@ summarised the same way.  Latency: below 1 means GRIM is faster.
 Bandwidth and message rate: above 1 means GRIM is faster.
 """
 import csv
+import math
 import os
 import statistics
 import sys
@@ -54,8 +55,8 @@ class Data:
                 continue
             key = (r["test"], r["family"], r["size"], r["senders"], r["loss"])
             self.d[key][r["rep"]] = r
-        self.losses = sorted({r["loss"] for r in rows})
-        self.reps = sorted({r["rep"] for r in rows})
+        self.losses = sorted({r["loss"] for r in rows if r["test"] != "interleaved"})
+        self.reps = sorted({r["rep"] for r in rows if r["test"] != "interleaved"})
 
     def sizes(self, test, senders=1, loss=None):
         return sorted({k[2] for k in self.d if k[0] == test and k[3] == senders
@@ -78,6 +79,85 @@ class Data:
         if not v:
             return None
         return statistics.median(v), min(v), max(v)
+
+
+def median_ci(v, level=0.95):
+    """The median of @v and a distribution-free confidence interval for
+    it: the order statistics x(k) and x(n+1-k) with the largest k such
+    that Binomial(n, 1/2) puts at most (1 - level) / 2 below k.
+    """
+    v = sorted(v)
+    n = len(v)
+    k, below = 0, 0.0
+    while True:
+        below += math.comb(n, k) / 2 ** n
+        if below > (1 - level) / 2:
+            break
+        k += 1
+    if k == 0:
+        return statistics.median(v), None, None
+    return statistics.median(v), v[k - 1], v[n - k]
+
+
+def sign_test(wins, n):
+    """Two-sided sign test: the chance of a split at least this uneven
+    between @wins and @n - @wins if either side were as likely to win.
+    """
+    m = min(wins, n - wins)
+    p = 2 * sum(math.comb(n, i) for i in range(m + 1)) / 2 ** n
+    return min(p, 1.0)
+
+
+def ilv_ratios(D, peer):
+    """GRIM / peer ratios of the interleaved latency runs, run by run,
+    and the size they were run at.
+    """
+    for k in D.d:
+        if k[0] == "interleaved" and k[1] == "grim":
+            size = k[2]
+            g = D.vals("interleaved", "grim", size, 1, 0.0, "lat_med_us")
+            p = D.vals("interleaved", peer, size, 1, 0.0, "lat_med_us")
+            return size, [g[r] / p[r] for r in sorted(g) if r in p and p[r] > 0]
+    return None, []
+
+
+def ilv_table(D):
+    out = []
+    size, _ = ilv_ratios(D, "tipc")
+    if size is None:
+        return out
+    g = D.vals("interleaved", "grim", size, 1, 0.0, "lat_med_us")
+    out.append(f"### Interleaved latency: {size} B, {len(g)} runs")
+    out.append("")
+    out.append("In each run one process makes round trips of every family in "
+               "turn (the order rotating), so whatever the machine does "
+               "meanwhile falls on all of them alike; the ratio is GRIM's "
+               "median one-way latency ÷ the peer's in the same run. "
+               "**< 1: GRIM is faster.** The interval is a 95% confidence "
+               "interval of the median ratio (order statistics; it needs "
+               "at least 6 runs); p is a two-sided sign test of GRIM winning as often "
+               "as losing.")
+    out.append("")
+    out.append("| peer | median ratio | 95% CI | GRIM faster in | sign test p |")
+    out.append("|---|---:|---|---:|---:|")
+    for peer in PEERS[:3]:
+        _, v = ilv_ratios(D, peer)
+        if not v:
+            continue
+        med, lo, hi = median_ci(v)
+        ci = "–" if lo is None else f"{lo:.2f}–{hi:.2f}"
+        wins = sum(1 for x in v if x < 1)
+        out.append(f"| {LABEL[peer]} | {med:.2f} | {ci} | {wins} of {len(v)} "
+                   f"| {sign_test(wins, len(v)):.3f} |")
+    out.append("")
+    out.append("| family | one-way latency, median of runs (µs) | p99 | best |")
+    out.append("|---|---:|---:|---:|")
+    for f in FAMS[:4]:
+        cells = [fmt_val(D.summary("interleaved", f, size, 1, 0.0, m))
+                 for m in ("lat_med_us", "lat_p99_us", "lat_min_us")]
+        out.append(f"| {LABEL[f]} | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
 
 
 def fmt(s, digits=2):
@@ -126,6 +206,15 @@ def tables(D, rate_senders):
                      for p in PEERS]
             out.append(f"| latency (median) | {s} | {lossname(loss)} | "
                        + " | ".join(cells) + " |")
+    for s in D.sizes("interleaved", 1, 0.0):
+        cells = []
+        for p in PEERS:
+            _, v = ilv_ratios(D, p)
+            med, lo, hi = median_ci(v) if v else (None, None, None)
+            cells.append("–" if med is None else f"{med:.2f}" if lo is None
+                         else f"{med:.2f} [{lo:.2f}–{hi:.2f}]")
+        out.append(f"| latency, interleaved (median, [95% CI]) | {s} "
+                   "| 0% | " + " | ".join(cells) + " |")
     for s in D.sizes("pingpong", 1, 0.0):
         cells = [fmt(D.ratio("pingpong", p, s, 1, 0.0, "lat_min_us"))
                  for p in PEERS]
@@ -144,6 +233,8 @@ def tables(D, rate_senders):
             out.append(f"| msg rate, {n} sender{'s' if n > 1 else ''} | 64 | "
                        f"{lossname(loss)} | " + " | ".join(cells) + " |")
     out.append("")
+
+    out.extend(ilv_table(D))
 
     if any(k[1] == "grimh" for k in D.d):
         out.append("### GRIM with datacrc off (CRC over headers only), ÷ peer")
@@ -390,7 +481,8 @@ def main():
                 "![under loss](under_loss.png)\n")
     with open(os.path.join(run, "ratios.rst"), "w") as f:
         f.write(md_to_rst(md))
-    plots(D, run, rate_senders)
+    if D.sizes("pingpong"):
+        plots(D, run, rate_senders)
     # The table is what `make bench` ends with.
     start = md.index("### Ratio table")
     end = md.index("### Latency")

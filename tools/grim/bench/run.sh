@@ -8,10 +8,12 @@
 #   tools/grim/bench/run.sh            full run (3 repetitions, loss 0/1/5 %)
 #   BENCH_QUICK=1 tools/grim/bench/run.sh   smoke run (~3 minutes)
 #   BENCH_REPS=N BENCH_LOSS="0 5"       override repetitions / loss levels
+#   BENCH_RUNS=N                        runs of the interleaved latency case
+#   BENCH_ONLY=interleaved              only that case (~2 minutes)
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
-#   BENCH_PROFILE=FAMS:SIZE[:SECS[:LOSS]]  perf profiles of one stream case
+#   BENCH_PROFILE=FAMS:SIZE[:SECS[:LOSS[:TEST]]]  perf profiles of one case
 #                                       instead (e.g. grim,tipc:64000:5:0)
 #
 # Results: tools/grim/bench/results/<date>/ (bench.csv, ratios.md, *.png),
@@ -45,6 +47,8 @@ args=("quick=${BENCH_QUICK:-0}")
 [ -n "${BENCH_REPS:-}" ] && args+=("reps=$BENCH_REPS")
 [ -n "${BENCH_LOSS:-}" ] && args+=("loss=${BENCH_LOSS// /,}")
 [ -n "${BENCH_TIPC:-}" ] && args+=("tipc=$BENCH_TIPC")
+[ -n "${BENCH_RUNS:-}" ] && args+=("runs=$BENCH_RUNS")
+[ -n "${BENCH_ONLY:-}" ] && args+=("only=$BENCH_ONLY")
 # One vCPU by default: under TCG on a shared host, wakeups across vCPUs
 # land on the guest's timer tick whenever the host is busy, and the
 # medians of every family then measure the host, not the protocol.
