@@ -129,6 +129,9 @@ struct grim_txs {
 	struct sk_buff_head frames;	/* unacked frames in sequence order */
 	struct sk_buff *send_head;	/* frame numbered snd_nxt, or NULL */
 	struct timer_list timer;	/* retransmission or NACK hold */
+	unsigned long progress;		/* jiffies: last ACK that moved, or
+					 * first frame sent after idle
+					 */
 	unsigned long rto;		/* jiffies, backs off on timeouts */
 	unsigned long rto_base;		/* rto from the RTT estimate */
 	unsigned long srtt8;		/* smoothed RTT, jiffies << 3 */

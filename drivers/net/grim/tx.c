@@ -18,7 +18,12 @@
  *    costs a probe instead of a timeout.  The answer shows what the
  *    receiver lacks of all that was sent before the probe: resend that.
  *  - Retransmission timer: no progress for rto; go back to the oldest
- *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.
+ *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.  Progress
+ *    is a time stamp; the timer is not moved on every ACK, nor stopped
+ *    when all is acknowledged.  It looks at the stamp when it fires and,
+ *    if the stream moved meanwhile, sleeps again until the deadline the
+ *    stamp gives.  A request-response pattern thus touches the timer
+ *    wheel about once per probe interval, not twice per message.
  *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
  *    came after it.  Until everything sent so far is ACKed, resend the
  *    frames the receiver's reports (SACK) show missing, each once; an ACK
@@ -320,6 +325,18 @@ static unsigned long grim_txs_timeout(struct grim_txs *txs)
 	return txs->probed || txs->probe || pto >= txs->rto ? txs->rto : pto;
 }
 
+/* Make sure the timer fires by the deadline the progress stamp gives;
+ * a timer already due by then stays as it is.  Peer lock held.
+ */
+static void grim_txs_arm(struct grim_txs *txs)
+{
+	unsigned long due = txs->progress + grim_txs_timeout(txs);
+
+	if (!timer_pending(&txs->timer) ||
+	    time_after(txs->timer.expires, due))
+		mod_timer(&txs->timer, due);
+}
+
 /* Transmit what the window allows.  Peer lock held.  Frames go to the
  * device under the lock so that a stream's frames leave in order.
  */
@@ -335,6 +352,8 @@ void grim_txs_push(struct grim_txs *txs)
 	/* After a NACK, one frame probes the endpoint until it is ACKed. */
 	if (txs->probe)
 		window = 1;
+	if (txs->snd_nxt == txs->snd_una)
+		txs->progress = jiffies;	/* nothing was in flight */
 	while ((skb = txs->send_head) &&
 	       txs->snd_nxt - txs->snd_una < window) {
 		bool retx = grim_seq_before(txs->snd_nxt, txs->next_sent);
@@ -359,9 +378,8 @@ void grim_txs_push(struct grim_txs *txs)
 				 NULL : skb->next;
 		grim_xmit(ni, peer, clone);
 	}
-	if ((txs->snd_nxt != txs->snd_una || txs->send_head) &&
-	    !timer_pending(&txs->timer))
-		mod_timer(&txs->timer, jiffies + grim_txs_timeout(txs));
+	if (txs->snd_nxt != txs->snd_una || txs->send_head)
+		grim_txs_arm(txs);
 }
 
 void grim_peer_push_all(struct grim_peer *peer)
@@ -386,25 +404,31 @@ static void grim_txs_timer(struct timer_list *t)
 	if (txs->held) {
 		txs->held = false;
 	} else if (txs->snd_nxt != txs->snd_una &&
-		   peer->state == GRIM_PEER_UP &&
-		   grim_txs_timeout(txs) < txs->rto) {
-		unsigned long pto = grim_txs_timeout(txs);
+		   peer->state == GRIM_PEER_UP) {
+		unsigned long due = txs->progress + grim_txs_timeout(txs);
 		struct sk_buff *skb = skb_peek(&txs->frames);
 
-		grim_count(ni, peer, GRIM_STAT_PROBES);
-		txs->probed = true;
-		if (skb)
-			grim_txs_resend(txs, skb);
-		mod_timer(&txs->timer, jiffies + txs->rto - pto);
-		goto out;
-	} else if (txs->snd_nxt != txs->snd_una &&
-		   peer->state == GRIM_PEER_UP) {
+		if (time_before(jiffies, due)) {
+			/* The stream moved since the timer was set. */
+			mod_timer(&txs->timer, due);
+			goto out;
+		}
+		if (grim_txs_timeout(txs) < txs->rto) {
+			grim_count(ni, peer, GRIM_STAT_PROBES);
+			txs->probed = true;
+			if (skb)
+				grim_txs_resend(txs, skb);
+			/* the rest of the retransmission timeout */
+			grim_txs_arm(txs);
+			goto out;
+		}
 		grim_count(ni, peer, GRIM_STAT_RTO_EVENTS);
 		trace_grim_timeout(peer->node, txs->src_chan, txs->dst_chan,
 				   txs->snd_una);
 		grim_txs_rollback(txs, txs->snd_una);
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
+		txs->progress = jiffies;
 	}
 	grim_txs_push(txs);
 out:
@@ -522,10 +546,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->probed = false;
-	if (txs->snd_una == txs->snd_nxt && !txs->send_head)
-		del_timer(&txs->timer);
-	else
-		mod_timer(&txs->timer, jiffies + grim_txs_timeout(txs));
+	txs->progress = jiffies;
 	grim_txs_push(txs);
 }
 
