@@ -7,7 +7,8 @@
  *   grim-perf client -f FAMILY -d DEST [-p PORT] [-i IFACE]
  *                    -T pingpong|stream [-s SIZE] [-n COUNT] [-t SECONDS]
  *                    [-P SENDERS] [--csv] [--loss PCT] [--rep N]
- *   grim-perf client -f FAM,FAM... -d DEST,DEST... -T interleaved ...
+ *   grim-perf client -f FAM,FAM... -d DEST,DEST...
+ *                    -T interleaved|interleaved-stream ...
  *
  * Families: grim (AF_GRIM SOCK_RDM, DEST = node id), tipc (AF_TIPC
  * SOCK_RDM to the service {18888, PORT}, DEST ignored), udp and tcp
@@ -27,6 +28,9 @@
  * rotating every round; one result per family.  Whatever the machine
  * does meanwhile (a busy host under an emulated CPU) then falls on all
  * families alike, and their medians compare the protocols.
+ * interleaved-stream: the same for streams: a burst of about 1 MiB
+ * (DATA, FIN, STAT as above) of each family in turn, for -t seconds;
+ * per family, what its receiver got over the sum of its bursts' times.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -597,13 +601,13 @@ static void report(const char *status, uint32_t n, double med, double p99,
 		       o.rep, status, n, med, p99, mean, min, mbps, rate,
 		       (unsigned long long)sent, (unsigned long long)rcvd,
 		       lossp, elapsed);
-	} else if (strcmp(o.test, "stream")) {
+	} else if (!strstr(o.test, "stream")) {
 		printf("%s %s size %u: %s, %u samples, latency (RTT/2) median %.2f us, p99 %.2f us, mean %.2f us, min %.2f us; %llu of %llu answered\n",
 		       fam_names[o.fam], o.test, o.size, status, n, med, p99,
 		       mean, min, (unsigned long long)rcvd, (unsigned long long)sent);
 	} else {
-		printf("%s stream size %u x%d: %s, sent %llu, received %llu (loss %.2f%%) in %.3f s: %.3f MB/s, %.0f msg/s\n",
-		       fam_names[o.fam], o.size, o.senders, status,
+		printf("%s %s size %u x%d: %s, sent %llu, received %llu (loss %.2f%%) in %.3f s: %.3f MB/s, %.0f msg/s\n",
+		       fam_names[o.fam], o.test, o.size, o.senders, status,
 		       (unsigned long long)sent, (unsigned long long)rcvd,
 		       lossp, elapsed, mbps, rate);
 	}
@@ -703,14 +707,15 @@ static double round_trip(struct dest *d, uint8_t *buf, uint8_t *rbuf,
 
 #define MAX_ILV 5
 
-static int interleaved(const char *fams, const char *dests)
+/* Connect to each family of the lists @fams and @dests ("grim,tipc",
+ * "2,any"), filling @fam and @d; the number of families, or -1 when a
+ * server does not answer.
+ */
+static int ilv_open(const char *fams, const char *dests, int *fam,
+		    struct dest *d, uint8_t *rbuf)
 {
-	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
 	char *fl = strdup(fams), *dl = strdup(dests), *sf, *sd, *f, *dd;
-	uint32_t warm = 10, round, n = 0, got[MAX_ILV] = { 0 }, k;
-	int fam[MAX_ILV], nf = 0, i, err = 0;
-	double *lat[MAX_ILV], sum[MAX_ILV] = { 0 }, t_end;
-	struct dest d[MAX_ILV];
+	int nf = 0, i;
 
 	for (f = strtok_r(fl, ",", &sf), dd = strtok_r(dl, ",", &sd); f && dd;
 	     f = strtok_r(NULL, ",", &sf), dd = strtok_r(NULL, ",", &sd)) {
@@ -724,17 +729,35 @@ static int interleaved(const char *fams, const char *dests)
 		o.fam = fam[nf];
 		o.dest = dd;
 		connect_client(&d[nf]);
-		if (handshake(&d[nf], rbuf)) {
-			report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-			return 1;
-		}
-		lat[nf] = calloc(o.count, sizeof(double));
-		if (!lat[nf])
-			die("calloc");
+		if (handshake(&d[nf], rbuf))
+			return -1;
 		nf++;
 	}
 	if (!nf || f || dd)
 		usage();
+	free(fl);
+	free(dl);
+	return nf;
+}
+
+static int interleaved(const char *fams, const char *dests)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	uint32_t warm = 10, round, n = 0, got[MAX_ILV] = { 0 }, k;
+	double *lat[MAX_ILV], sum[MAX_ILV] = { 0 }, t_end;
+	int fam[MAX_ILV], nf, i, err = 0;
+	struct dest d[MAX_ILV];
+
+	nf = ilv_open(fams, dests, fam, d, rbuf);
+	if (nf < 0) {
+		report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		return 1;
+	}
+	for (i = 0; i < nf; i++) {
+		lat[i] = calloc(o.count, sizeof(double));
+		if (!lat[i])
+			die("calloc");
+	}
 	memset(buf, 0xa5, o.size);
 	t_end = now() + o.secs;
 	for (round = 0; n < o.count && now() < t_end; round++) {
@@ -771,6 +794,123 @@ out:
 		       sum[i] / c, lat[i][0], 0, 0, n, c, 0);
 	}
 	return err || !n;
+}
+
+/* One burst of the interleaved stream: @count DATA messages of run @run,
+ * then FIN until the server's STAT for @run comes.  Returns 0 and the
+ * bytes received and the time from the first send to the STAT, or -1.
+ */
+static int burst(struct dest *d, uint8_t *buf, uint8_t *rbuf, uint16_t run,
+		 uint32_t count, uint64_t *bytes, uint64_t *msgs, double *secs)
+{
+	struct stat_msg *st = (struct stat_msg *)rbuf;
+	struct hdr *h = (struct hdr *)buf;
+	double t0 = now();
+	uint32_t i;
+	int tries;
+
+	h->op = OP_DATA;
+	h->senders = 1;
+	h->run = run;
+	for (i = 0; i < count; i++) {
+		h->seq = i;
+		if (xmit(d, buf, o.size)) {
+			perror("grim-perf: send");
+			return -1;
+		}
+	}
+	h->op = OP_FIN;
+	h->seq = 0;
+	for (tries = 0; tries < (reliable() ? 1 : 20); tries++) {
+		ssize_t r;
+
+		if (xmit(d, buf, sizeof(*h))) {
+			perror("grim-perf: send FIN");
+			return -1;
+		}
+		r = await(d->fd, rbuf, sizeof(*st), OP_STAT, -1,
+			  reliable() ? 60 : 0.2);
+		if (r == -2 && now() < t0 + 60) {
+			usleep(1000);
+			tries--;	/* TIPC bounced the FIN: send it again */
+			continue;
+		}
+		if (r < 0) {
+			perror("grim-perf: waiting for STAT");
+			return -1;
+		}
+		if (r >= (ssize_t)sizeof(*st) && st->h.run == run) {
+			*secs = now() - t0;
+			*bytes = st->bytes;
+			*msgs = st->msgs;
+			return 0;
+		}
+		if (r > 0)
+			tries--;	/* a STAT of an earlier burst (udp) */
+	}
+	fprintf(stderr, "grim-perf: no STAT from the server\n");
+	return -1;
+}
+
+/* Streams of several families from one process: a burst of about 1 MiB
+ * of each in turn, the order rotating every round, for -t seconds.  Per
+ * family: what its receiver got over the sum of its bursts' times.
+ */
+static int interleaved_stream(const char *fams, const char *dests)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	uint64_t bytes[MAX_ILV] = { 0 }, msgs[MAX_ILV] = { 0 };
+	uint64_t sent[MAX_ILV] = { 0 };
+	uint16_t run = (uint16_t)(getpid() * 64);
+	double secs[MAX_ILV] = { 0 }, t_end;
+	int fam[MAX_ILV], nf, i, err = 0;
+	uint32_t count, round, k;
+	struct dest d[MAX_ILV];
+
+	count = (1u << 20) / o.size;
+	count = count < 8 ? 8 : count > 2048 ? 2048 : count;
+	if (o.count < count)
+		count = o.count;
+	nf = ilv_open(fams, dests, fam, d, rbuf);
+	if (nf < 0) {
+		report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		return 1;
+	}
+	memset(buf, 0x5a, o.size);
+	t_end = now() + o.secs;
+	/* Round 0 warms every path up and is not counted. */
+	for (round = 0; round < 2 || now() < t_end; round++) {
+		for (k = 0; k < (uint32_t)nf; k++) {
+			int j = (round + k) % nf;
+			uint64_t b, m;
+			double t;
+
+			o.fam = fam[j];
+			if (!++run)
+				run++;
+			if (burst(&d[j], buf, rbuf, run, count, &b, &m, &t)) {
+				err = 1;
+				goto out;
+			}
+			if (!round)
+				continue;
+			bytes[j] += b;
+			msgs[j] += m;
+			sent[j] += count;
+			secs[j] += t;
+		}
+	}
+out:
+	for (i = 0; i < nf; i++) {
+		o.fam = fam[i];
+		if (err || !secs[i]) {
+			report("fail", 0, 0, 0, 0, 0, 0, 0, sent[i], msgs[i], 0);
+			continue;
+		}
+		report("ok", msgs[i], 0, 0, 0, 0, bytes[i] / secs[i] / 1e6,
+		       msgs[i] / secs[i], sent[i], msgs[i], secs[i]);
+	}
+	return err;
 }
 
 struct sender_result {
@@ -914,8 +1054,9 @@ static void usage(void)
 		"                        [-T pingpong|stream] [-s SIZE] [-n COUNT] [-t SECONDS]\n"
 		"                        [-P SENDERS] [-w WAIT_S] [--csv] [--csv-header]\n"
 		"                        [--loss PCT] [--rep N]\n"
-		"       grim-perf client -f FAM,FAM... -d DEST,DEST... -T interleaved\n"
-		"                        [-s SIZE] [-n ROUNDS] [-t SECONDS] [--csv]\n"
+		"       grim-perf client -f FAM,FAM... -d DEST,DEST...\n"
+		"                        -T interleaved|interleaved-stream\n"
+		"                        [-s SIZE] [-n ROUNDS|BURST] [-t SECONDS] [--csv]\n"
 		"FAMILY: grim (DEST node id), tipc (DEST ignored), udp, tcp (DEST IPv4),\n"
 		"        raw (DEST server MAC on IFACE)\n");
 	exit(2);
@@ -975,7 +1116,7 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (!strcmp(o.test, "interleaved") && fams && strchr(fams, ','))
+	if (!strncmp(o.test, "interleaved", 11) && fams && strchr(fams, ','))
 		o.fam = F_GRIM;	/* each family's in turn, below */
 	if (o.fam < 0)
 		usage();
@@ -1001,6 +1142,8 @@ int main(int argc, char **argv)
 		return pingpong();
 	if (!strcmp(o.test, "interleaved"))
 		return interleaved(fams, o.dest);
+	if (!strcmp(o.test, "interleaved-stream"))
+		return interleaved_stream(fams, o.dest);
 	if (!strcmp(o.test, "stream"))
 		return stream();
 	usage();

@@ -63,7 +63,7 @@ else
 	LOSS_LAT_SIZES="64 4096 64000" LOSS_BW_SIZES="64 16384 64000"
 fi
 RATE_SENDERS=4
-ILV_SIZE=64 ILV_T=1.5
+ILV_SIZE=64 ILV_T=1.5 ILV_BW_SIZES="16384 64000" ILV_BW_T=3
 if [ -z "$ILV_RUNS" ]; then
 	ILV_RUNS=10
 	[ "$QUICK" = 1 ] && ILV_RUNS=3
@@ -222,28 +222,39 @@ bench_one() {
 	done
 }
 
-# Interleaved latency: ILV_RUNS runs of grim-perf -T interleaved, each
-# ILV_T seconds of ILV_SIZE-byte round trips of GRIM, TIPC, UDP and TCP
-# in turn from one process, no loss.  The host's drift under TCG moves
-# the repetitions above more than the families differ; here it falls on
-# every family alike.  One line per family and run in the CSV.
+# ilv_run RUN TEST SIZE SECONDS: one run of grim-perf -T TEST (interleaved
+# or interleaved-stream) with GRIM, TIPC, UDP and TCP in turn from one
+# process, no loss; its lines go to the CSV.
+ilv_run() {
+	local line
+	nsenter --net="/run/netns/$(host 1)" timeout -k 5 120 "$PERF" client \
+		-f grim,tipc,udp,tcp -d 2,any,10.71.0.2,10.71.0.2 \
+		-p $PORT -i eth0 -T "$2" -s "$3" -n 1000000 -t "$4" \
+		--csv --loss 0 --rep "$1" \
+		2>>"$out/errors.log" >"$out/ilv.tmp" ||
+		echo "case failed: $2 $3 B run $1" >>"$out/errors.log"
+	while read -r line; do
+		echo "$line" >>"$csv"
+		echo "    $line"
+	done <"$out/ilv.tmp"
+	rm -f "$out/ilv.tmp"
+}
+
+# The interleaved cases: ILV_RUNS runs of ILV_T seconds of ILV_SIZE-byte
+# round trips, and of ILV_BW_T seconds of ~1 MiB bursts of each of
+# ILV_BW_SIZES.  The host's drift under TCG moves the repetitions above
+# more than the families differ; here it falls on every family alike.
+# One line per family and run in the CSV.
 interleaved() {
-	local r line
-	pretty "" "interleaved $ILV_SIZE B latency, $ILV_RUNS runs of $ILV_T s"
+	local r s
+	pretty "" "interleaved: $ILV_SIZE B latency, $ILV_BW_SIZES B streams, $ILV_RUNS runs"
 	set_loss 0
 	for ((r = 1; r <= ILV_RUNS; r++)); do
-		nsenter --net="/run/netns/$(host 1)" timeout -k 5 90 "$PERF" client \
-			-f grim,tipc,udp,tcp -d 2,any,10.71.0.2,10.71.0.2 \
-			-p $PORT -i eth0 -T interleaved -s "$ILV_SIZE" \
-			-n 1000000 -t "$ILV_T" --csv --loss 0 --rep "$r" \
-			2>>"$out/errors.log" >"$out/ilv.tmp" ||
-			echo "case failed: interleaved run $r" >>"$out/errors.log"
-		while read -r line; do
-			echo "$line" >>"$csv"
-			echo "    $line"
-		done <"$out/ilv.tmp"
+		ilv_run "$r" interleaved "$ILV_SIZE" "$ILV_T"
+		for s in $ILV_BW_SIZES; do
+			ilv_run "$r" interleaved-stream "$s" "$ILV_BW_T"
+		done
 	done
-	rm -f "$out/ilv.tmp"
 }
 
 # profile FAMS SIZE SECONDS TEST: a system-wide perf profile (cpu-clock)
@@ -299,6 +310,7 @@ fi
 	[ -n "${LOSS_LAT_SIZES:-}" ] &&
 		echo "under loss: latency sizes $LOSS_LAT_SIZES; bandwidth sizes $LOSS_BW_SIZES"
 	echo "interleaved latency: $ILV_SIZE B, $ILV_RUNS runs of $ILV_T s"
+	echo "interleaved streams: $ILV_BW_SIZES B, $ILV_RUNS runs of $ILV_BW_T s"
 	grep -m1 'model name' /proc/cpuinfo
 } >"$out/context.txt"
 "$PERF" --csv-header >"$csv"

@@ -55,8 +55,9 @@ class Data:
                 continue
             key = (r["test"], r["family"], r["size"], r["senders"], r["loss"])
             self.d[key][r["rep"]] = r
-        self.losses = sorted({r["loss"] for r in rows if r["test"] != "interleaved"})
-        self.reps = sorted({r["rep"] for r in rows if r["test"] != "interleaved"})
+        rep_rows = [r for r in rows if not r["test"].startswith("interleaved")]
+        self.losses = sorted({r["loss"] for r in rep_rows})
+        self.reps = sorted({r["rep"] for r in rep_rows})
 
     def sizes(self, test, senders=1, loss=None):
         return sorted({k[2] for k in self.d if k[0] == test and k[3] == senders
@@ -108,55 +109,86 @@ def sign_test(wins, n):
     return min(p, 1.0)
 
 
-def ilv_ratios(D, peer):
-    """GRIM / peer ratios of the interleaved latency runs, run by run,
-    and the size they were run at.
+# The interleaved cases: test name, metric, what the metric is, and
+# whether GRIM wins with a ratio below 1.
+ILV = {
+    "interleaved": ("lat_med_us", "latency", True),
+    "interleaved-stream": ("mbps", "bandwidth", False),
+}
+
+
+def ilv_ratios(D, test, size, peer):
+    """GRIM / peer ratios of the interleaved runs of @test at @size, run
+    by run (both were measured in the same run).
     """
-    for k in D.d:
-        if k[0] == "interleaved" and k[1] == "grim":
-            size = k[2]
-            g = D.vals("interleaved", "grim", size, 1, 0.0, "lat_med_us")
-            p = D.vals("interleaved", peer, size, 1, 0.0, "lat_med_us")
-            return size, [g[r] / p[r] for r in sorted(g) if r in p and p[r] > 0]
-    return None, []
+    metric = ILV[test][0]
+    g = D.vals(test, "grim", size, 1, 0.0, metric)
+    p = D.vals(test, peer, size, 1, 0.0, metric)
+    return [g[r] / p[r] for r in sorted(g) if r in p and p[r] > 0]
 
 
-def ilv_table(D):
+def ilv_cell(v):
+    if not v:
+        return "–"
+    med, lo, hi = median_ci(v)
+    return f"{med:.2f}" if lo is None else f"{med:.2f} [{lo:.2f}–{hi:.2f}]"
+
+
+def ilv_table(D, test):
     out = []
-    size, _ = ilv_ratios(D, "tipc")
-    if size is None:
-        return out
-    g = D.vals("interleaved", "grim", size, 1, 0.0, "lat_med_us")
-    out.append(f"### Interleaved latency: {size} B, {len(g)} runs")
-    out.append("")
-    out.append("In each run one process makes round trips of every family in "
-               "turn (the order rotating), so whatever the machine does "
-               "meanwhile falls on all of them alike; the ratio is GRIM's "
-               "median one-way latency ÷ the peer's in the same run. "
-               "**< 1: GRIM is faster.** The interval is a 95% confidence "
-               "interval of the median ratio (order statistics; it needs "
-               "at least 6 runs); p is a two-sided sign test of GRIM winning as often "
-               "as losing.")
-    out.append("")
-    out.append("| peer | median ratio | 95% CI | GRIM faster in | sign test p |")
-    out.append("|---|---:|---|---:|---:|")
-    for peer in PEERS[:3]:
-        _, v = ilv_ratios(D, peer)
-        if not v:
-            continue
-        med, lo, hi = median_ci(v)
-        ci = "–" if lo is None else f"{lo:.2f}–{hi:.2f}"
-        wins = sum(1 for x in v if x < 1)
-        out.append(f"| {LABEL[peer]} | {med:.2f} | {ci} | {wins} of {len(v)} "
-                   f"| {sign_test(wins, len(v)):.3f} |")
-    out.append("")
-    out.append("| family | one-way latency, median of runs (µs) | p99 | best |")
-    out.append("|---|---:|---:|---:|")
-    for f in FAMS[:4]:
-        cells = [fmt_val(D.summary("interleaved", f, size, 1, 0.0, m))
-                 for m in ("lat_med_us", "lat_p99_us", "lat_min_us")]
-        out.append(f"| {LABEL[f]} | " + " | ".join(cells) + " |")
-    out.append("")
+    metric, what, lower_wins = ILV[test]
+    for size in D.sizes(test, 1, 0.0):
+        g = D.vals(test, "grim", size, 1, 0.0, metric)
+        out.append(f"### Interleaved {what}: {size} B, {len(g)} runs")
+        out.append("")
+        if test == "interleaved":
+            out.append("In each run one process makes round trips of every "
+                       "family in turn (the order rotating), so whatever the "
+                       "machine does meanwhile falls on all of them alike; "
+                       "the ratio is GRIM's median one-way latency ÷ the "
+                       "peer's in the same run. **< 1: GRIM is faster.**")
+        else:
+            out.append("In each run one process sends bursts of about 1 MiB "
+                       "of every family in turn (the order rotating), each "
+                       "burst timed from its first send to the receiver's "
+                       "report of what it got; the ratio is GRIM's received "
+                       "bandwidth ÷ the peer's in the same run. **> 1: GRIM "
+                       "is faster.**")
+        out.append("The interval is a 95% confidence interval of the median "
+                   "ratio (order statistics; it needs at least 6 runs); p is "
+                   "a two-sided sign test of GRIM winning as often as "
+                   "losing.")
+        out.append("")
+        out.append("| peer | median ratio | 95% CI | GRIM faster in | "
+                   "sign test p |")
+        out.append("|---|---:|---|---:|---:|")
+        for peer in PEERS[:3]:
+            v = ilv_ratios(D, test, size, peer)
+            if not v:
+                continue
+            med, lo, hi = median_ci(v)
+            ci = "–" if lo is None else f"{lo:.2f}–{hi:.2f}"
+            wins = sum(1 for x in v if (x < 1 if lower_wins else x > 1))
+            out.append(f"| {LABEL[peer]} | {med:.2f} | {ci} | {wins} of "
+                       f"{len(v)} | {sign_test(wins, len(v)):.3f} |")
+        out.append("")
+        if test == "interleaved":
+            out.append("| family | one-way latency, median of runs (µs) | "
+                       "p99 | best |")
+            out.append("|---|---:|---:|---:|")
+            metrics = ("lat_med_us", "lat_p99_us", "lat_min_us")
+        else:
+            out.append("| family | received MB/s, median of runs | "
+                       "messages/s | UDP: % lost |")
+            out.append("|---|---:|---:|---:|")
+            metrics = ("mbps", "msgs_per_s", "loss_pct")
+        for f in FAMS[:4]:
+            cells = [fmt_val(D.summary(test, f, size, 1, 0.0, m))
+                     for m in metrics]
+            if test != "interleaved" and f != "udp":
+                cells[2] = "–"
+            out.append(f"| {LABEL[f]} | " + " | ".join(cells) + " |")
+        out.append("")
     return out
 
 
@@ -207,12 +239,7 @@ def tables(D, rate_senders):
             out.append(f"| latency (median) | {s} | {lossname(loss)} | "
                        + " | ".join(cells) + " |")
     for s in D.sizes("interleaved", 1, 0.0):
-        cells = []
-        for p in PEERS:
-            _, v = ilv_ratios(D, p)
-            med, lo, hi = median_ci(v) if v else (None, None, None)
-            cells.append("–" if med is None else f"{med:.2f}" if lo is None
-                         else f"{med:.2f} [{lo:.2f}–{hi:.2f}]")
+        cells = [ilv_cell(ilv_ratios(D, "interleaved", s, p)) for p in PEERS]
         out.append(f"| latency, interleaved (median, [95% CI]) | {s} "
                    "| 0% | " + " | ".join(cells) + " |")
     for s in D.sizes("pingpong", 1, 0.0):
@@ -226,6 +253,11 @@ def tables(D, rate_senders):
                      for p in PEERS[:3]] + ["–"]
             out.append(f"| bandwidth | {s} | {lossname(loss)} | "
                        + " | ".join(cells) + " |")
+    for s in D.sizes("interleaved-stream", 1, 0.0):
+        cells = [ilv_cell(ilv_ratios(D, "interleaved-stream", s, p))
+                 for p in PEERS]
+        out.append(f"| bandwidth, interleaved (median, [95% CI]) | {s} "
+                   "| 0% | " + " | ".join(cells) + " |")
     for loss in D.losses:
         for n in sorted({1, rate_senders}):
             cells = [fmt(D.ratio("stream", p, 64, n, loss, "msgs_per_s"))
@@ -234,7 +266,8 @@ def tables(D, rate_senders):
                        f"{lossname(loss)} | " + " | ".join(cells) + " |")
     out.append("")
 
-    out.extend(ilv_table(D))
+    out.extend(ilv_table(D, "interleaved"))
+    out.extend(ilv_table(D, "interleaved-stream"))
 
     if any(k[1] == "grimh" for k in D.d):
         out.append("### GRIM with datacrc off (CRC over headers only), ÷ peer")

@@ -8,8 +8,8 @@
 #   tools/grim/bench/run.sh            full run (3 repetitions, loss 0/1/5 %)
 #   BENCH_QUICK=1 tools/grim/bench/run.sh   smoke run (~3 minutes)
 #   BENCH_REPS=N BENCH_LOSS="0 5"       override repetitions / loss levels
-#   BENCH_RUNS=N                        runs of the interleaved latency case
-#   BENCH_ONLY=interleaved              only that case (~2 minutes)
+#   BENCH_RUNS=N                        runs of the interleaved cases
+#   BENCH_ONLY=interleaved              only those (latency and streams, ~4 minutes)
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
