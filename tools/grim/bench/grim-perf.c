@@ -101,6 +101,7 @@ static struct {
 	const char *loss;
 	int rep;
 	int wait_s;
+	const char *label;	/* the family's name in reports, if not its own */
 } o = {
 	.port = DEF_PORT, .ifname = "eth0", .test = "pingpong", .size = 64,
 	.count = 1000, .secs = 2, .senders = 1, .loss = "0", .wait_s = 15,
@@ -593,21 +594,22 @@ static void report(const char *status, uint32_t n, double med, double p99,
 		   double mean, double min, double mbps, double rate,
 		   uint64_t sent, uint64_t rcvd, double elapsed)
 {
+	const char *name = o.label ? o.label : fam_names[o.fam];
 	double lossp = sent ? 100.0 * (double)(sent - (rcvd < sent ? rcvd : sent)) / sent : 0;
 
 	if (o.csv) {
 		printf("%s,%s,%u,%d,%s,%d,%s,%u,%.2f,%.2f,%.2f,%.2f,%.3f,%.0f,%llu,%llu,%.3f,%.3f\n",
-		       fam_names[o.fam], o.test, o.size, o.senders, o.loss,
+		       name, o.test, o.size, o.senders, o.loss,
 		       o.rep, status, n, med, p99, mean, min, mbps, rate,
 		       (unsigned long long)sent, (unsigned long long)rcvd,
 		       lossp, elapsed);
 	} else if (!strstr(o.test, "stream")) {
 		printf("%s %s size %u: %s, %u samples, latency (RTT/2) median %.2f us, p99 %.2f us, mean %.2f us, min %.2f us; %llu of %llu answered\n",
-		       fam_names[o.fam], o.test, o.size, status, n, med, p99,
+		       name, o.test, o.size, status, n, med, p99,
 		       mean, min, (unsigned long long)rcvd, (unsigned long long)sent);
 	} else {
 		printf("%s %s size %u x%d: %s, sent %llu, received %llu (loss %.2f%%) in %.3f s: %.3f MB/s, %.0f msg/s\n",
-		       fam_names[o.fam], o.test, o.size, o.senders, status,
+		       name, o.test, o.size, o.senders, status,
 		       (unsigned long long)sent, (unsigned long long)rcvd,
 		       lossp, elapsed, mbps, rate);
 	}
@@ -708,11 +710,12 @@ static double round_trip(struct dest *d, uint8_t *buf, uint8_t *rbuf,
 #define MAX_ILV 5
 
 /* Connect to each family of the lists @fams and @dests ("grim,tipc",
- * "2,any"), filling @fam and @d; the number of families, or -1 when a
- * server does not answer.
+ * "2,any"), filling @fam, @label and @d; the number of families, or -1
+ * when a server does not answer.  A name "grim<x>" (grimo) is AF_GRIM,
+ * reported under that name: another GRIM NI, set up differently.
  */
 static int ilv_open(const char *fams, const char *dests, int *fam,
-		    struct dest *d, uint8_t *rbuf)
+		    const char **label, struct dest *d, uint8_t *rbuf)
 {
 	char *fl = strdup(fams), *dl = strdup(dests), *sf, *sd, *f, *dd;
 	int nf = 0, i;
@@ -721,9 +724,14 @@ static int ilv_open(const char *fams, const char *dests, int *fam,
 	     f = strtok_r(NULL, ",", &sf), dd = strtok_r(NULL, ",", &sd)) {
 		if (nf == MAX_ILV)
 			usage();
+		label[nf] = NULL;
 		for (fam[nf] = -1, i = 0; i < 5; i++)
 			if (!strcmp(f, fam_names[i]))
 				fam[nf] = i;
+		if (fam[nf] < 0 && !strncmp(f, "grim", 4)) {
+			fam[nf] = F_GRIM;
+			label[nf] = f;
+		}
 		if (fam[nf] < 0 || fam[nf] == F_RAW)
 			usage();
 		o.fam = fam[nf];
@@ -735,9 +743,8 @@ static int ilv_open(const char *fams, const char *dests, int *fam,
 	}
 	if (!nf || f || dd)
 		usage();
-	free(fl);
 	free(dl);
-	return nf;
+	return nf;	/* @label points into fl, kept */
 }
 
 static int interleaved(const char *fams, const char *dests)
@@ -746,9 +753,10 @@ static int interleaved(const char *fams, const char *dests)
 	uint32_t warm = 10, round, n = 0, got[MAX_ILV] = { 0 }, k;
 	double *lat[MAX_ILV], sum[MAX_ILV] = { 0 }, t_end;
 	int fam[MAX_ILV], nf, i, err = 0;
+	const char *label[MAX_ILV];
 	struct dest d[MAX_ILV];
 
-	nf = ilv_open(fams, dests, fam, d, rbuf);
+	nf = ilv_open(fams, dests, fam, label, d, rbuf);
 	if (nf < 0) {
 		report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 		return 1;
@@ -785,6 +793,7 @@ out:
 		uint32_t c = got[i];
 
 		o.fam = fam[i];
+		o.label = label[i];
 		if (!c || err) {
 			report("fail", 0, 0, 0, 0, 0, 0, 0, n, c, 0);
 			continue;
@@ -865,13 +874,14 @@ static int interleaved_stream(const char *fams, const char *dests)
 	double secs[MAX_ILV] = { 0 }, t_end;
 	int fam[MAX_ILV], nf, i, err = 0;
 	uint32_t count, round, k;
+	const char *label[MAX_ILV];
 	struct dest d[MAX_ILV];
 
 	count = (1u << 20) / o.size;
 	count = count < 8 ? 8 : count > 2048 ? 2048 : count;
 	if (o.count < count)
 		count = o.count;
-	nf = ilv_open(fams, dests, fam, d, rbuf);
+	nf = ilv_open(fams, dests, fam, label, d, rbuf);
 	if (nf < 0) {
 		report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 		return 1;
@@ -903,6 +913,7 @@ static int interleaved_stream(const char *fams, const char *dests)
 out:
 	for (i = 0; i < nf; i++) {
 		o.fam = fam[i];
+		o.label = label[i];
 		if (err || !secs[i]) {
 			report("fail", 0, 0, 0, 0, 0, 0, 0, sent[i], msgs[i], 0);
 			continue;

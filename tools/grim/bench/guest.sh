@@ -80,6 +80,7 @@ setup() {
 	local i h
 	require_mod veth sch_netem tipc
 	require_grim
+	export IP_LIB_DIR=$top/tools/grim	# ip link ... type grim datacrc
 	ns_add "$(host 1)"
 	ns_add "$(host 2)"
 	ip -n "$(host 1)" link add eth0 type veth peer name eth0 netns "$(host 2)" ||
@@ -88,15 +89,7 @@ setup() {
 		h=$(host "$i")
 		ip -n "$h" link set eth0 address "$(host_mac "$i")" up
 		ip -n "$h" addr add "10.71.0.$i/24" dev eth0
-		if [ "$TIPC_PATH" = wire ]; then
-			# TIPC user LINK_CONFIG (13) in word 0; word 13 (byte 52)
-			# is the peer-namespace hash.
-			ip netns exec "$h" tc qdisc add dev eth0 clsact &&
-			ip netns exec "$h" tc filter add dev eth0 ingress \
-				protocol 0x88ca u32 match u32 0x1a000000 0x1e000000 at 0 \
-				action pedit munge offset 52 u32 set 0 ||
-				fail "tc pedit for TIPC on host $i"
-		fi
+		[ "$TIPC_PATH" = wire ] && tipc_pedit "$h" eth0
 		ip netns exec "$h" tipc node set identity "$i" 2>/dev/null ||
 			ip netns exec "$h" tipc node set address "1.1.$i" ||
 			fail "tipc node identity on host $i"
@@ -106,8 +99,21 @@ setup() {
 			fail "grim0 on host $i"
 		ip -n "$h" link set grim0 up || fail "grim0 up on host $i"
 	done
+	# A second veth pair, set up like the first, with a GRIM NI that
+	# leaves the payload check to the device (datacrc offload): family
+	# grimo of the interleaved cases, node 0x10<i>.
+	ip -n "$(host 1)" link add eth1 type veth peer name eth1 netns "$(host 2)" ||
+		fail "veth eth1"
+	for i in 1 2; do
+		h=$(host "$i")
+		ip -n "$h" link set eth1 up
+		[ "$TIPC_PATH" = wire ] && tipc_pedit "$h" eth1
+		grim_add "$h" eth1 grim1 address "$(printf '00:00:01:%02x' "$i")" ||
+			fail "grim1 on host $i"
+		ip -n "$h" link set grim1 type grim datacrc offload &&
+			ip -n "$h" link set grim1 up || fail "grim1 on host $i"
+	done
 	NUM_HOSTS=2
-	export IP_LIB_DIR=$top/tools/grim
 	for f in $FAMS; do
 		bg ip netns exec "$(host 2)" "$PERF" server -f "$f" -p $PORT -i eth0
 	done
@@ -116,11 +122,25 @@ setup() {
 	sleep 2		# GRIM hellos and the TIPC link come up in about 1 s
 }
 
+# tipc_pedit NS DEV: zero the peer-namespace hash in TIPC's discovery
+# frames coming in on DEV (TIPC user LINK_CONFIG (13) in word 0; word 13,
+# byte 52, is the hash), so that TIPC uses its bearer.
+tipc_pedit() {
+	ip netns exec "$1" tc qdisc add dev "$2" clsact &&
+		ip netns exec "$1" tc filter add dev "$2" ingress \
+			protocol 0x88ca u32 match u32 0x1a000000 0x1e000000 at 0 \
+			action pedit munge offset 52 u32 set 0 ||
+		fail "tc pedit for TIPC on $1 $2"
+}
+
 set_loss() {
-	local i
+	local i d
 	for i in 1 2; do
-		ip netns exec "$(host "$i")" tc qdisc replace dev eth0 root netem loss "$1%" ||
-			fail "netem loss $1% on host $i"
+		for d in eth0 eth1; do
+			ip netns exec "$(host "$i")" tc qdisc replace dev "$d" root \
+				netem loss "$1%" ||
+				fail "netem loss $1% on host $i $d"
+		done
 	done
 }
 
@@ -223,12 +243,13 @@ bench_one() {
 }
 
 # ilv_run RUN TEST SIZE SECONDS: one run of grim-perf -T TEST (interleaved
-# or interleaved-stream) with GRIM, TIPC, UDP and TCP in turn from one
-# process, no loss; its lines go to the CSV.
+# or interleaved-stream) with GRIM (grim0), GRIM with datacrc offload
+# (grimo, on grim1), TIPC, UDP and TCP in turn from one process, no
+# loss; its lines go to the CSV.
 ilv_run() {
 	local line
 	nsenter --net="/run/netns/$(host 1)" timeout -k 5 120 "$PERF" client \
-		-f grim,tipc,udp,tcp -d 2,any,10.71.0.2,10.71.0.2 \
+		-f grim,grimo,tipc,udp,tcp -d 2,0x102,any,10.71.0.2,10.71.0.2 \
 		-p $PORT -i eth0 -T "$2" -s "$3" -n 1000000 -t "$4" \
 		--csv --loss 0 --rep "$1" \
 		2>>"$out/errors.log" >"$out/ilv.tmp" ||

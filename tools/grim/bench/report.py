@@ -21,7 +21,8 @@ FAMS = ["grim", "tipc", "udp", "tcp", "raw"]
 PEERS = ["tipc", "udp", "tcp", "raw"]
 SOCKPERF = ["sockperf-udp", "sockperf-tcp"]
 LABEL = {"grim": "GRIM (AF_GRIM RDM)", "tipc": "TIPC (RDM, over the veth)",
-         "grimh": "GRIM, datacrc off", "udp": "UDP",
+         "grimh": "GRIM, datacrc off", "grimo": "GRIM, datacrc offload",
+         "udp": "UDP",
          "tcp": "TCP", "raw": "raw AF_PACKET (floor)",
          "sockperf-udp": "UDP (sockperf)", "sockperf-tcp": "TCP (sockperf)"}
 STYLE = {"grim": ("tab:red", "o"), "tipc": ("tab:blue", "s"),
@@ -117,12 +118,12 @@ ILV = {
 }
 
 
-def ilv_ratios(D, test, size, peer):
-    """GRIM / peer ratios of the interleaved runs of @test at @size, run
+def ilv_ratios(D, test, size, peer, base="grim"):
+    """@base / peer ratios of the interleaved runs of @test at @size, run
     by run (both were measured in the same run).
     """
     metric = ILV[test][0]
-    g = D.vals(test, "grim", size, 1, 0.0, metric)
+    g = D.vals(test, base, size, 1, 0.0, metric)
     p = D.vals(test, peer, size, 1, 0.0, metric)
     return [g[r] / p[r] for r in sorted(g) if r in p and p[r] > 0]
 
@@ -159,18 +160,20 @@ def ilv_table(D, test):
                    "a two-sided sign test of GRIM winning as often as "
                    "losing.")
         out.append("")
-        out.append("| peer | median ratio | 95% CI | GRIM faster in | "
+        out.append("| GRIM | peer | median ratio | 95% CI | GRIM faster in | "
                    "sign test p |")
-        out.append("|---|---:|---|---:|---:|")
-        for peer in PEERS[:3]:
-            v = ilv_ratios(D, test, size, peer)
-            if not v:
-                continue
-            med, lo, hi = median_ci(v)
-            ci = "–" if lo is None else f"{lo:.2f}–{hi:.2f}"
-            wins = sum(1 for x in v if (x < 1 if lower_wins else x > 1))
-            out.append(f"| {LABEL[peer]} | {med:.2f} | {ci} | {wins} of "
-                       f"{len(v)} | {sign_test(wins, len(v)):.3f} |")
+        out.append("|---|---|---:|---|---:|---:|")
+        for base in ("grim", "grimo"):
+            for peer in PEERS[:3]:
+                v = ilv_ratios(D, test, size, peer, base)
+                if not v:
+                    continue
+                med, lo, hi = median_ci(v)
+                ci = "–" if lo is None else f"{lo:.2f}–{hi:.2f}"
+                wins = sum(1 for x in v if (x < 1 if lower_wins else x > 1))
+                out.append(f"| {LABEL[base]} | {LABEL[peer]} | {med:.2f} | "
+                           f"{ci} | {wins} of {len(v)} | "
+                           f"{sign_test(wins, len(v)):.3f} |")
         out.append("")
         if test == "interleaved":
             out.append("| family | one-way latency, median of runs (µs) | "
@@ -182,7 +185,9 @@ def ilv_table(D, test):
                        "messages/s | UDP: % lost |")
             out.append("|---|---:|---:|---:|")
             metrics = ("mbps", "msgs_per_s", "loss_pct")
-        for f in FAMS[:4]:
+        for f in ["grim", "grimo"] + FAMS[1:4]:
+            if not D.vals(test, f, size, 1, 0.0, metrics[0]):
+                continue
             cells = [fmt_val(D.summary(test, f, size, 1, 0.0, m))
                      for m in metrics]
             if test != "interleaved" and f != "udp":
@@ -258,6 +263,12 @@ def tables(D, rate_senders):
                  for p in PEERS]
         out.append(f"| bandwidth, interleaved (median, [95% CI]) | {s} "
                    "| 0% | " + " | ".join(cells) + " |")
+        if D.vals("interleaved-stream", "grimo", s, 1, 0.0, "mbps"):
+            cells = [ilv_cell(ilv_ratios(D, "interleaved-stream", s, p,
+                                         "grimo")) for p in PEERS]
+            out.append("| bandwidth, interleaved, datacrc offload "
+                       f"(median, [95% CI]) | {s} | 0% | "
+                       + " | ".join(cells) + " |")
     for loss in D.losses:
         for n in sorted({1, rate_senders}):
             cells = [fmt(D.ratio("stream", p, 64, n, loss, "msgs_per_s"))
@@ -288,6 +299,8 @@ def tables(D, rate_senders):
                                + " | ".join(cells) + " |")
         out.append("")
 
+    if not D.reps:
+        return finish(out, D)
     out.append("### Latency: one-way (round trip / 2), median µs")
     out.append("")
     out.append("| size (B) | loss | " + " | ".join(LABEL[f] for f in FAMS)
@@ -344,6 +357,10 @@ def tables(D, rate_senders):
                      for f in sfams]
             out.append(f"| {n} | {lossname(loss)} | " + " | ".join(cells) + " |")
     out.append("")
+    return finish(out, D)
+
+
+def finish(out, D):
     if D.bad:
         out.append("### Failed cases")
         out.append("")
@@ -518,7 +535,9 @@ def main():
         plots(D, run, rate_senders)
     # The table is what `make bench` ends with.
     start = md.index("### Ratio table")
-    end = md.index("### Latency")
+    end = md.find("### Latency")
+    if end < 0:
+        end = len(md)
     print()
     print(md[:md.index("### Ratio table")].strip())
     print()
