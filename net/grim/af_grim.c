@@ -28,6 +28,23 @@
 #define GRIM_PORT_HASH_BITS	8
 #define GRIM_LINEAR_MAX		1024	/* longer messages go in pages */
 #define GRIM_RCVBUF_DEF		SZ_1M	/* default receive queue, bytes */
+#define GRIM_PAGE_RING		48	/* payload pages a socket reuses */
+#define GRIM_MSG_PAGES		DIV_ROUND_UP(GRIM_MAX_PAYLOAD, PAGE_SIZE)
+
+/* The pages a socket sent payload in, for the next messages.  A page
+ * whose only reference left is the ring's carried a message that was
+ * acknowledged and freed: it is taken again as it is, without the
+ * allocator and without the zeroing that init_on_alloc (the default of
+ * several distributions) does to every new page.  The ring holds at
+ * most the socket's send buffer, the memory the socket may have in
+ * flight anyway; it is emptied when the socket goes.
+ */
+struct grim_page_ring {
+	spinlock_t lock;		/* senders of the socket */
+	unsigned int count;
+	unsigned int next;		/* where the next search starts */
+	struct page *page[GRIM_PAGE_RING];
+};
 
 struct grim_sock {
 	struct sock sk;
@@ -35,6 +52,7 @@ struct grim_sock {
 	struct hlist_node bind_node;	/* grim_ports.hash, RCU */
 	u32 peer_node;			/* connect() default destination */
 	u16 peer_port;
+	struct grim_page_ring ring;
 };
 
 /* Per namespace: the bound ports.  lock protects the hash for writers. */
@@ -289,6 +307,92 @@ static int grim_parse_cmsg(struct msghdr *msg, struct grim_am *am)
 	return 0;
 }
 
+/* Take @n pages for a message's payload into @pages: pages of the ring
+ * that nothing else holds, then new ones, which join the ring while it
+ * is smaller than the send buffer.
+ */
+static int grim_ring_get(struct grim_sock *gs, struct page **pages,
+			 unsigned int n)
+{
+	unsigned int limit = min_t(unsigned int, GRIM_PAGE_RING,
+				   READ_ONCE(gs->sk.sk_sndbuf) >> PAGE_SHIFT);
+	struct grim_page_ring *r = &gs->ring;
+	unsigned int got = 0, i, k;
+	struct page *page;
+
+	spin_lock(&r->lock);
+	for (i = 0; i < r->count && got < n; i++) {
+		k = (r->next + i) % r->count;
+		page = r->page[k];
+		/* Ours alone: its last message is gone, and no one else
+		 * can take a reference to it but us, under this lock.
+		 */
+		if (page_ref_count(page) != 1)
+			continue;
+		get_page(page);
+		pages[got++] = page;
+		r->next = k + 1;
+	}
+	spin_unlock(&r->lock);
+
+	while (got < n) {
+		page = alloc_page(gs->sk.sk_allocation);
+		if (!page)
+			goto nomem;
+		pages[got++] = page;
+		spin_lock(&r->lock);
+		if (r->count < limit) {
+			get_page(page);
+			r->page[r->count++] = page;
+		}
+		spin_unlock(&r->lock);
+	}
+	return 0;
+
+nomem:
+	while (got)
+		put_page(pages[--got]);
+	return -ENOBUFS;
+}
+
+static void grim_ring_empty(struct grim_sock *gs)
+{
+	struct grim_page_ring *r = &gs->ring;
+
+	while (r->count)
+		put_page(r->page[--r->count]);
+}
+
+/* Give @skb, which has no payload yet, @len bytes of page fragments,
+ * charged to the socket like the rest of the skb.  Order-0 pages, as
+ * RDS uses: at most 16 of them (GRIM_MAX_PAYLOAD), cheap to allocate,
+ * needing no contiguous memory.  The copy from user space into compound
+ * pages was measured 2.4 times slower than into single pages
+ * (BENCH_PROFILE in tools/grim/bench, under QEMU TCG).
+ */
+static int grim_skb_add_pages(struct grim_sock *gs, struct sk_buff *skb,
+			      unsigned int len)
+{
+	unsigned int n = DIV_ROUND_UP(len, PAGE_SIZE), i, chunk;
+	struct page *pages[GRIM_MSG_PAGES];
+	int err;
+
+	if (WARN_ON_ONCE(n > ARRAY_SIZE(pages) || n > MAX_SKB_FRAGS))
+		return -EMSGSIZE;
+	err = grim_ring_get(gs, pages, n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		chunk = min_t(unsigned int, len - i * PAGE_SIZE, PAGE_SIZE);
+		skb_fill_page_desc(skb, i, pages[i], 0, chunk);
+	}
+	skb->data_len = len;
+	skb->len += len;
+	skb->truesize += n * PAGE_SIZE;
+	refcount_add(n * PAGE_SIZE, &gs->sk.sk_wmem_alloc);
+	return 0;
+}
+
 static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	DECLARE_SOCKADDR(struct sockaddr_grim *, addr, msg->msg_name);
@@ -341,23 +445,21 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	if (!ni)
 		return -EHOSTUNREACH;
 
-	/* Payload goes in order-0 pages, as RDS does: at most 16 of them
-	 * (GRIM_MAX_PAYLOAD), each a cheap allocation that needs no
-	 * contiguous memory, next to the up to 45 frames the transport
-	 * handles for such a message.  The copy from user space into
-	 * compound pages was measured 2.4 times slower than into single
-	 * pages (BENCH_PROFILE in tools/grim/bench, under QEMU TCG).
-	 */
 	linear = len <= GRIM_LINEAR_MAX ? len : 0;
 	headroom = grim_ni_headroom(ni);
-	skb = sock_alloc_send_pskb(sk, headroom + linear, len - linear,
+	skb = sock_alloc_send_pskb(sk, headroom + linear, 0,
 				   msg->msg_flags & MSG_DONTWAIT, &err, 0);
 	if (!skb)
 		goto out;
 	skb_reserve(skb, headroom);
 	skb_put(skb, linear);
-	skb->data_len = len - linear;
-	skb->len = len;
+	if (!linear) {
+		err = grim_skb_add_pages(gs, skb, len);
+		if (err) {
+			kfree_skb(skb);
+			goto out;
+		}
+	}
 	err = skb_copy_datagram_from_iter(skb, 0, &msg->msg_iter, len);
 	if (err) {
 		kfree_skb(skb);
@@ -475,6 +577,7 @@ static int grim_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 static void grim_sock_destruct(struct sock *sk)
 {
 	skb_queue_purge(&sk->sk_receive_queue);
+	grim_ring_empty(grim_sk(sk));
 }
 
 static int grim_release(struct socket *sock)
@@ -544,6 +647,7 @@ static int grim_create(struct net *net, struct socket *sock, int protocol,
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_destruct = grim_sock_destruct;
 	INIT_HLIST_NODE(&grim_sk(sk)->bind_node);
+	spin_lock_init(&grim_sk(sk)->ring.lock);
 	return 0;
 }
 
