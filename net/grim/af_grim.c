@@ -317,7 +317,7 @@ static int grim_ring_get(struct grim_sock *gs, struct page **pages,
 	unsigned int limit = min_t(unsigned int, GRIM_PAGE_RING,
 				   READ_ONCE(gs->sk.sk_sndbuf) >> PAGE_SHIFT);
 	struct grim_page_ring *r = &gs->ring;
-	unsigned int got = 0, i, k;
+	unsigned int got = 0, reused, i, k;
 	struct page *page;
 
 	spin_lock(&r->lock);
@@ -334,19 +334,20 @@ static int grim_ring_get(struct grim_sock *gs, struct page **pages,
 		r->next = k + 1;
 	}
 	spin_unlock(&r->lock);
+	if (got == n)
+		return 0;
 
-	while (got < n) {
-		page = alloc_page(gs->sk.sk_allocation);
-		if (!page)
+	for (reused = got; got < n; got++) {
+		pages[got] = alloc_page(gs->sk.sk_allocation);
+		if (!pages[got])
 			goto nomem;
-		pages[got++] = page;
-		spin_lock(&r->lock);
-		if (r->count < limit) {
-			get_page(page);
-			r->page[r->count++] = page;
-		}
-		spin_unlock(&r->lock);
 	}
+	spin_lock(&r->lock);
+	for (i = reused; i < n && r->count < limit; i++) {
+		get_page(pages[i]);
+		r->page[r->count++] = pages[i];
+	}
+	spin_unlock(&r->lock);
 	return 0;
 
 nomem:
@@ -453,7 +454,7 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto out;
 	skb_reserve(skb, headroom);
 	skb_put(skb, linear);
-	if (!linear) {
+	if (len > linear) {
 		err = grim_skb_add_pages(gs, skb, len);
 		if (err) {
 			kfree_skb(skb);
