@@ -616,69 +616,6 @@ static void report(const char *status, uint32_t n, double med, double p99,
 	fflush(stdout);
 }
 
-static int pingpong(void)
-{
-	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
-	uint32_t warm = 10, i, n = 0, sent = 0, answered = 0;
-	double *lat = calloc(o.count, sizeof(double)), sum = 0, t_end;
-	/* UDP and raw lose messages: give up on one after 50 ms. */
-	double tmo = reliable() ? 30 : 0.05;
-	struct hdr *h = (struct hdr *)buf;
-	struct dest d;
-
-	connect_client(&d);
-	if (handshake(&d, rbuf)) {
-		report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-		return 1;
-	}
-	memset(buf, 0xa5, o.size);
-	t_end = now() + o.secs;
-	for (i = 0; n < o.count && now() < t_end; i++) {
-		double t0, t1;
-		ssize_t r;
-
-		h->op = OP_PING;
-		h->senders = 0;
-		h->run = 0;
-		h->seq = i;
-		t0 = now();
-		if (xmit(&d, buf, o.size)) {
-			perror("grim-perf: send");
-			break;
-		}
-		if (i >= warm)
-			sent++;
-		r = await(d.fd, rbuf, o.size, OP_PONG, i, tmo);
-		t1 = now();
-		if (r < 0) {
-			perror("grim-perf: recv");
-			break;
-		}
-		if (r == 0) {
-			if (reliable()) {
-				fprintf(stderr, "grim-perf: no echo in %.0f s\n", tmo);
-				break;
-			}
-			continue;
-		}
-		if (i < warm)
-			continue;
-		answered++;
-		lat[n++] = (t1 - t0) * 1e6 / 2;
-		sum += (t1 - t0) * 1e6 / 2;
-	}
-	if (!n) {
-		report("fail", 0, 0, 0, 0, 0, 0, 0, sent, answered, 0);
-		return 1;
-	}
-	qsort(lat, n, sizeof(double), cmp_dbl);
-	report("ok", n, lat[n / 2], lat[(size_t)((n - 1) * 0.99)], sum / n,
-	       lat[0], 0, 0, sent, answered, 0);
-	return 0;
-}
-
-static void usage(void) __attribute__((noreturn));
-
 /* One round trip of @len bytes, numbered @seq, on @d (family o.fam):
  * its duration in seconds, 0 if the echo did not come in @tmo, < 0 on
  * an error.
@@ -706,6 +643,54 @@ static double round_trip(struct dest *d, uint8_t *buf, uint8_t *rbuf,
 	}
 	return r ? now() - t0 : 0;
 }
+
+static int pingpong(void)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	uint32_t warm = 10, i, n = 0, sent = 0, answered = 0;
+	double *lat = calloc(o.count, sizeof(double)), sum = 0, t_end;
+	/* UDP and raw lose messages: give up on one after 50 ms. */
+	double tmo = reliable() ? 30 : 0.05;
+	struct dest d;
+
+	connect_client(&d);
+	if (handshake(&d, rbuf)) {
+		report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		return 1;
+	}
+	memset(buf, 0xa5, o.size);
+	t_end = now() + o.secs;
+	for (i = 0; n < o.count && now() < t_end; i++) {
+		double rtt = round_trip(&d, buf, rbuf, o.size, i, tmo);
+
+		if (rtt < 0)
+			break;
+		if (i >= warm)
+			sent++;
+		if (rtt == 0) {
+			if (reliable()) {
+				fprintf(stderr, "grim-perf: no echo in %.0f s\n", tmo);
+				break;
+			}
+			continue;
+		}
+		if (i < warm)
+			continue;
+		answered++;
+		lat[n++] = rtt * 1e6 / 2;
+		sum += rtt * 1e6 / 2;
+	}
+	if (!n) {
+		report("fail", 0, 0, 0, 0, 0, 0, 0, sent, answered, 0);
+		return 1;
+	}
+	qsort(lat, n, sizeof(double), cmp_dbl);
+	report("ok", n, lat[n / 2], lat[(size_t)((n - 1) * 0.99)], sum / n,
+	       lat[0], 0, 0, sent, answered, 0);
+	return 0;
+}
+
+static void usage(void) __attribute__((noreturn));
 
 #define MAX_ILV 5
 
@@ -805,6 +790,49 @@ out:
 	return err || !n;
 }
 
+/* End run @run on @d: send FIN (op and seq set in @buf, the rest as the
+ * DATA before it) until the server's STAT for @run is in @rbuf.  udp may
+ * lose the FIN or the STAT: up to 10 tries.  TIPC returns a FIN that
+ * met a full socket: sent again until @deadline.  A short STAT or one
+ * of an earlier run (udp answers every repeated FIN) is skipped.
+ * Returns 0, or -1 on an error.
+ */
+static int fin_stat(struct dest *d, uint8_t *buf, uint8_t *rbuf,
+		    uint16_t run, double deadline)
+{
+	const struct stat_msg *st = (const struct stat_msg *)rbuf;
+	struct hdr *h = (struct hdr *)buf;
+	int tries = 0;
+	ssize_t r;
+
+	h->op = OP_FIN;
+	h->seq = 0;
+	while (tries < (reliable() ? 1 : 10)) {
+		if (xmit(d, buf, sizeof(*h))) {
+			perror("grim-perf: send FIN");
+			return -1;
+		}
+		do {
+			r = await(d->fd, rbuf, sizeof(*st), OP_STAT, -1,
+				  reliable() ? 60 : 0.5);
+		} while (r > 0 && (r < (ssize_t)sizeof(*st) ||
+				   st->h.run != run));
+		if (r == -2 && now() < deadline) {
+			usleep(10000);	/* TIPC bounced the FIN */
+			continue;
+		}
+		if (r < 0) {
+			perror("grim-perf: waiting for STAT");
+			return -1;
+		}
+		if (r > 0)
+			return 0;
+		tries++;
+	}
+	fprintf(stderr, "grim-perf: no STAT from the server\n");
+	return -1;
+}
+
 /* One burst of the interleaved stream: @count DATA messages of run @run,
  * then FIN until the server's STAT for @run comes.  Returns 0 and the
  * bytes received and the time from the first send to the STAT, or -1.
@@ -812,11 +840,10 @@ out:
 static int burst(struct dest *d, uint8_t *buf, uint8_t *rbuf, uint16_t run,
 		 uint32_t count, uint64_t *bytes, uint64_t *msgs, double *secs)
 {
-	struct stat_msg *st = (struct stat_msg *)rbuf;
+	const struct stat_msg *st = (const struct stat_msg *)rbuf;
 	struct hdr *h = (struct hdr *)buf;
 	double t0 = now();
 	uint32_t i;
-	int tries;
 
 	h->op = OP_DATA;
 	h->senders = 1;
@@ -828,37 +855,12 @@ static int burst(struct dest *d, uint8_t *buf, uint8_t *rbuf, uint16_t run,
 			return -1;
 		}
 	}
-	h->op = OP_FIN;
-	h->seq = 0;
-	for (tries = 0; tries < (reliable() ? 1 : 20); tries++) {
-		ssize_t r;
-
-		if (xmit(d, buf, sizeof(*h))) {
-			perror("grim-perf: send FIN");
-			return -1;
-		}
-		r = await(d->fd, rbuf, sizeof(*st), OP_STAT, -1,
-			  reliable() ? 60 : 0.2);
-		if (r == -2 && now() < t0 + 60) {
-			usleep(1000);
-			tries--;	/* TIPC bounced the FIN: send it again */
-			continue;
-		}
-		if (r < 0) {
-			perror("grim-perf: waiting for STAT");
-			return -1;
-		}
-		if (r >= (ssize_t)sizeof(*st) && st->h.run == run) {
-			*secs = now() - t0;
-			*bytes = st->bytes;
-			*msgs = st->msgs;
-			return 0;
-		}
-		if (r > 0)
-			tries--;	/* a STAT of an earlier burst (udp) */
-	}
-	fprintf(stderr, "grim-perf: no STAT from the server\n");
-	return -1;
+	if (fin_stat(d, buf, rbuf, run, t0 + 60))
+		return -1;
+	*secs = now() - t0;
+	*bytes = st->bytes;
+	*msgs = st->msgs;
+	return 0;
 }
 
 /* Streams of several families from one process: a burst of about 1 MiB
@@ -938,7 +940,6 @@ static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
 	double t_end;
 	struct dest d;
 	char go;
-	int tries;
 
 	memset(res, 0, sizeof(*res));
 	connect_client(&d);
@@ -963,35 +964,13 @@ static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
 		if (!(res->sent & 15) && now() >= t_end)
 			break;
 	}
-	h->op = OP_FIN;
 	h->senders = o.senders;
-	h->seq = 0;
-	for (tries = 0; tries < (reliable() ? 1 : 10); tries++) {
-		ssize_t r;
-
-		if (xmit(&d, buf, sizeof(*h))) {
-			perror("grim-perf: send FIN");
-			return;
-		}
-		r = await(d.fd, rbuf, sizeof(*st), OP_STAT, -1, reliable() ? 60 : 0.5);
-		if (r == -2 && now() < res->t0 + o.secs + 60) {
-			usleep(10000);
-			tries--;	/* TIPC bounced the FIN: send it again */
-			continue;
-		}
-		if (r < 0) {
-			perror("grim-perf: waiting for STAT");
-			return;
-		}
-		if (r >= (ssize_t)sizeof(*st) && st->h.run == run) {
-			res->t1 = now();
-			res->rcvd = st->msgs;
-			res->bytes = st->bytes;
-			res->ok = 1;
-			return;
-		}
-	}
-	fprintf(stderr, "grim-perf: no STAT from the server\n");
+	if (fin_stat(&d, buf, rbuf, run, res->t0 + o.secs + 60))
+		return;
+	res->t1 = now();
+	res->rcvd = st->msgs;
+	res->bytes = st->bytes;
+	res->ok = 1;
 }
 
 static int stream(void)
