@@ -5,7 +5,9 @@
 # (through tools/grim/bench/vm.sh).  Two hosts (network namespaces)
 # joined by one veth pair, netem on both ends; on each: IPv4, a TIPC
 # bearer and a GRIM NI on the same eth0.  grim-perf servers run on host 2,
-# the clients on host 1, every family side by side for each case.
+# the clients on host 1, every family side by side for each case.  A
+# second pair (eth1) carries only grim1, a GRIM NI with datacrc offload,
+# for family grimo of the interleaved cases.
 #
 #   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5] [runs=N]
 #            [only=interleaved]
