@@ -1,11 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Print the kbuild directory of the newest installed kernel that has one
-# (/lib/modules/<version>/build), preferring kernels with a bootable
-# /boot/vmlinuz-<version>.  With --version, print only <version>.
-# With KDIR set in the environment, use that.
+# Print the kbuild directory of the kernel to build for; with --version,
+# print only its release (uname -r form).  In order of precedence:
+#   KDIR=<dir>     that kernel build tree
+#   KVER=<release> /lib/modules/<release>/build
+#   K=<series>     the newest installed kernel of that series (6.1, 6.12)
+#   (none)         the newest installed kernel that has a build dir,
+#                  preferring kernels with a bootable /boot/vmlinuz-<release>
+# scripts/kernels.sh lists the kernels that `make check` runs on.
 set -u
 
+# newest [boot] [SERIES]
 newest() {
 	local d v
 	for d in /lib/modules/*/build; do
@@ -13,6 +18,9 @@ newest() {
 		v=${d#/lib/modules/}
 		v=${v%/build}
 		[ "${1:-}" = boot ] && [ ! -e "/boot/vmlinuz-$v" ] && continue
+		if [ -n "${2:-}" ]; then
+			case "$v" in "$2".[0-9]*|"$2"-*|"$2"+*) ;; *) continue ;; esac
+		fi
 		echo "$v"
 	done | sort -V | tail -n 1
 }
@@ -25,10 +33,14 @@ if [ -n "${KDIR:-}" ]; then
 	*)
 		ver=$(make -s -C "$kdir" kernelrelease 2>/dev/null) ;;
 	esac
+elif [ -n "${KVER:-}" ]; then
+	ver=$KVER
+	kdir=/lib/modules/$ver/build
+	[ -d "$kdir" ] || { echo "kdir: no $kdir (KVER=$KVER)" >&2; exit 1; }
 else
-	ver=$(newest boot)
-	[ -n "$ver" ] || ver=$(newest)
-	[ -n "$ver" ] || exit 1
+	ver=$(newest boot "${K:-}")
+	[ -n "$ver" ] || ver=$(newest "" "${K:-}")
+	[ -n "$ver" ] || { [ -n "${K:-}" ] && echo "kdir: no kernel $K installed (make deps)" >&2; exit 1; }
 	kdir=/lib/modules/$ver/build
 fi
 

@@ -616,7 +616,6 @@ static const struct proto_ops grim_rdm_ops = {
 	.sendmsg	= grim_sendmsg,
 	.recvmsg	= grim_recvmsg,
 	.mmap		= sock_no_mmap,
-	.sendpage	= sock_no_sendpage,
 };
 
 static struct proto grim_proto = {

@@ -183,10 +183,10 @@ static int grim_nl_ni_doit(struct sk_buff *skb, struct genl_info *info)
 /* Dumps with an optional GRIM_A_IFINDEX filter. */
 static u32 grim_nl_dump_ifindex(struct netlink_callback *cb)
 {
-	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr **attrs = grim_dump_attrs(cb);
 
-	if (info->attrs && info->attrs[GRIM_A_IFINDEX])
-		return nla_get_u32(info->attrs[GRIM_A_IFINDEX]);
+	if (attrs && attrs[GRIM_A_IFINDEX])
+		return nla_get_u32(attrs[GRIM_A_IFINDEX]);
 	return 0;
 }
 
@@ -482,12 +482,12 @@ full:
 static int grim_nl_socket_dumpit(struct sk_buff *skb,
 				 struct netlink_callback *cb)
 {
-	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr **attrs = grim_dump_attrs(cb);
 	struct grim_nl_sock_ctx ctx = { .skb = skb, .cb = cb };
 	long skip = cb->args[0];
 
-	if (info->attrs && info->attrs[GRIM_A_SOCK_PORT])
-		ctx.port = nla_get_u16(info->attrs[GRIM_A_SOCK_PORT]);
+	if (attrs && attrs[GRIM_A_SOCK_PORT])
+		ctx.port = nla_get_u16(attrs[GRIM_A_SOCK_PORT]);
 	cb->args[0] = grim_sock_walk(sock_net(skb->sk), skip,
 				     grim_nl_fill_sock, &ctx);
 	if (ctx.err && cb->args[0] == skip && !skb->len)

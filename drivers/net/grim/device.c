@@ -10,7 +10,6 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <net/rtnetlink.h>
-#include <asm/unaligned.h>
 
 #include "grim.h"
 #include "../../../net/grim/af_grim.h"
@@ -254,7 +253,7 @@ static void grim_setup(struct net_device *dev)
 	dev->max_mtu = GRIM_MAX_PAYLOAD;
 	dev->flags = IFF_NOARP;
 	dev->priv_flags |= IFF_NO_QUEUE;
-	dev->features |= NETIF_F_NETNS_LOCAL;
+	grim_set_netns_local(dev);
 	memset(dev->broadcast, 0xff, sizeof(__be32));
 
 	ni->dev = dev;
