@@ -22,7 +22,8 @@
 #include <uapi/linux/grim.h>
 
 #define GRIM_DRV_NAME		"grim"
-#define GRIM_DRV_VERSION	"1.0"
+/* GRIM_VERSION comes from the top-level VERSION file, through Kbuild. */
+#define GRIM_DRV_VERSION	GRIM_VERSION
 
 #define GRIM_PEER_HASH_BITS	6
 #define GRIM_STREAM_HASH_BITS	5
