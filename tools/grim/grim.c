@@ -23,6 +23,11 @@
 #include <linux/netlink.h>
 #include <linux/grim.h>
 
+/* The release, from the top-level VERSION file (tools/grim/Makefile). */
+#ifndef GRIM_VERSION
+#error "GRIM_VERSION is not defined: build with tools/grim/Makefile"
+#endif
+
 #define EXIT_USAGE	2
 #define GRIM_RECV_SIZE	32768
 
@@ -881,7 +886,7 @@ static void help(FILE *f)
 	      "  -j, -json     JSON output\n"
 	      "  -p, -pretty   indented JSON\n"
 	      "  -s, -stats    show counters\n"
-	      "  -V, -Version  print the version\n"
+	      "  -V, -Version  print the version (also --version)\n"
 	      "Exit status: 0 ok, 1 error (the kernel's reason is printed), 2 usage.\n",
 	      f);
 }
@@ -900,9 +905,10 @@ int main(int argc, char **argv)
 			pretty = true;
 		} else if (!strcmp(o, "s") || !strcmp(o, "stats")) {
 			show_stats = true;
-		} else if (!strcmp(o, "V") || !strcmp(o, "Version")) {
-			printf("grim utility, GRIM netlink version %d\n",
-			       GRIM_GENL_VERSION);
+		} else if (!strcmp(o, "V") || !strcmp(o, "Version") ||
+			   !strcmp(o, "version")) {
+			printf("grim %s, GRIM netlink version %d\n",
+			       GRIM_VERSION, GRIM_GENL_VERSION);
 			return 0;
 		} else if (!strcmp(o, "h") || !strcmp(o, "help")) {
 			help(stdout);
