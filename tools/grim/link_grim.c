@@ -6,7 +6,8 @@
  *            [hello MS] [dead MS] [rto MS] [window N]
  *   ip -d link show grim0
  *
- * ip loads $IP_LIB_DIR/link_grim.so (default /usr/lib/ip) and looks up
+ * ip loads $IP_LIB_DIR/link_grim.so (default LIBDIR/ip, on Debian
+ * /usr/lib/<multiarch>/ip) and looks up
  * grim_link_util.  iproute2 has no public plugin header, so struct
  * link_util is declared here as iproute2 6.1's ip/ip_common.h has it;
  * addattr32, matches, is_json_context and print_color_uint come from the
