@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Run the kernel's checkpatch.pl --strict on the GRIM sources.
 # checkpatch.pl and its data files come from the newest linux-source tarball,
-# extracted once into .cache/linux-source.
+# extracted once into .cache/linux-source-<series>.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cache=$top/.cache/linux-source
 tarball=${LINUX_SOURCE_TARBALL:-$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n 1)}
+cache=$top/.cache/$(basename "${tarball:-linux-source}" .tar.xz)
 
 if [ ! -x "$cache/scripts/checkpatch.pl" ]; then
 	[ -r "$tarball" ] || { echo "checkpatch: no linux-source tarball (run make deps)" >&2; exit 1; }

@@ -33,8 +33,13 @@ ip -n "$B" link add name veth0 type veth peer name veth1
 check_ok grim_add "$B" veth0 grim0 address 00:00:00:02
 check_eq "$(ip netns exec "$B" cat /sys/class/net/grim0/address)" "00:00:00:02" "node address"
 
-pretty "$B" "move the lower device to another namespace"
+pretty "$B" "the grim link itself cannot change namespace"
 ns_add "$C"
+check_fail ip -n "$B" link set grim0 netns "$C"
+check_ok ip -n "$B" link show grim0 >/dev/null
+check_eq "$(ip -n "$C" -o link show type grim | wc -l)" 0 "grim links in $C"
+
+pretty "$B" "move the lower device to another namespace"
 pp ip -n "$B" link set veth0 netns "$C"
 # Either the grim link followed its lower device away (gone from B) or it
 # stayed in B; both are acceptable, but it must remain deletable and consistent.
