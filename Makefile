@@ -58,7 +58,7 @@ check:
 check-full:
 	@$(SUBMAKE) deps
 	@$(SUBMAKE) tools selftests
-	@GRIM_TEST_FULL=1 scripts/check.sh $(T)
+	@GRIM_TEST_FULL=1 GRIM_TEST_TIMEOUT=7200 scripts/check.sh $(T)
 
 check-kselftest:
 	@$(SUBMAKE) deps

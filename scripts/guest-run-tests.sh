@@ -61,6 +61,8 @@ if [ -r settings ]; then
 	t=$(sed -n 's/^timeout=\([0-9]\+\).*/\1/p' settings)
 	[ -n "$t" ] && timeout=$t
 fi
+# make check-full gives soak-sized tests longer.
+timeout=${GRIM_TEST_TIMEOUT:-$timeout}
 
 tap=$out/tap.txt
 emit() { echo "$*" >>"$tap"; echo "$*"; }

@@ -7,7 +7,8 @@
 # (that would roll the stream back for nothing), and each side must keep
 # receiving while its own sends wait for room.
 #
-# 1. Clean link: GRIM_TEST_DUPLEX_MSGS (default 600) messages of 0..64572
+# 1. Clean link: GRIM_TEST_DUPLEX_MSGS (default 600, 6000 under
+#    `make check-full`) messages of 0..64572
 #    bytes each way, every byte checked; no fast retransmit without frames
 #    out of sequence.
 # 2. The same under netem loss 10%, duplication 5%, reordering 25% and
@@ -17,17 +18,19 @@ require_root
 require_cmd tc ethtool
 require_grim
 
-N=${GRIM_TEST_DUPLEX_MSGS:-600}
+N=${GRIM_TEST_DUPLEX_MSGS:-$([ -n "${GRIM_TEST_FULL:-}" ] && echo 6000 || echo 600)}
+# Each side's deadline grows with the load (300 s per 600 messages).
+T=$((N > 600 ? N / 2 : 300))
 
 # duplex PORT SEED: host 1 port PORT <-> host 2 port PORT+1, N messages
 # each way; prints what both ends report.
 duplex() {
 	local p=$1 seed=$2 a b
 	bg nsx 2 "$RDM" duplex -d 1 -p $((p + 1)) -P "$p" -n "$N" -m 0 -M 64572 \
-		-S $((seed + 1)) -t 300 -g "$tmp/go$p" >"$tmp/b" 2>&1
+		-S $((seed + 1)) -t "$T" -g "$tmp/go$p" >"$tmp/b" 2>&1
 	b=$!
 	bg nsx 1 "$RDM" duplex -d 2 -p "$p" -P $((p + 1)) -n "$N" -m 0 -M 64572 \
-		-S "$seed" -t 300 -g "$tmp/go$p" >"$tmp/a" 2>&1
+		-S "$seed" -t "$T" -g "$tmp/go$p" >"$tmp/a" 2>&1
 	a=$!
 	wait_bound 2 $((p + 1))
 	wait_bound 1 "$p"

@@ -4,18 +4,21 @@
 # Exactly-once, in-order delivery under a hostile network: three hosts on
 # a switch, every link (both directions) with netem loss 10%, duplication
 # 5%, reordering 25% and corruption 1%.  Four sending sockets on two hosts
-# send GRIM_TEST_FAULT_MSGS messages in all (default 100000) with sizes from 0
-# to 64572 bytes to one receiving socket; the receiver checks every
-# message's sequence, length and content per sending socket.
+# send GRIM_TEST_FAULT_MSGS messages in all (default 100000; 500000 under
+# `make check-full`, which sets GRIM_TEST_FULL) with sizes from 0 to 64572
+# bytes to one receiving socket; the receiver checks every message's
+# sequence, length and content per sending socket.
 
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd tc ethtool
 require_grim
 
-TOTAL=${GRIM_TEST_FAULT_MSGS:-100000}
+TOTAL=${GRIM_TEST_FAULT_MSGS:-$([ -n "${GRIM_TEST_FULL:-}" ] && echo 500000 || echo 100000)}
 PER=$((TOTAL / 4))
 TOTAL=$((PER * 4))
+# The receiver's deadline grows with the load (1500 s per 100000).
+RECV_T=$((TOTAL > 100000 ? TOTAL * 15 / 1000 : 1500))
 
 pretty "" "3 hosts, grim0 on each, faults on every link"
 setup_hosts 3
@@ -26,7 +29,7 @@ netem_links "delay 1ms reorder 25% 50% loss 10% duplicate 5% corrupt 1%"
 dmesg_mark
 
 pretty "" "$TOTAL messages of 0..64572 bytes, 4 senders -> host 3"
-bg nsx 3 "$RDM" recv -p 100 -n "$TOTAL" -t 1500
+bg nsx 3 "$RDM" recv -p 100 -n "$TOTAL" -t "$RECV_T"
 rpid=$!
 wait_bound 3 100
 pids=()
