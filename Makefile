@@ -10,7 +10,7 @@
 #                        the selftests in a VM; checkpatch --strict
 #   make check-full      make check with soak-sized loads (not run by CI)
 #   make check-kselftest the selftests from a kernel tree's kselftest runner
-#   make deb             grim-dkms, grim-tools and grim-dev .debs in ../
+#   make deb             grim-dkms, grim-tools and grim-dev .debs in .build/deb/
 #   make check-packages  build, install, use and purge the .debs (installs
 #                        packages on this machine)
 #   make demo            run scripts/demo.sh in a VM

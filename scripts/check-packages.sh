@@ -70,12 +70,10 @@ guest() {
 	# shellcheck disable=SC2064 # the names are fixed now
 	trap "ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null" EXIT
 
-	# vm-run.sh treats an empty GRIM_KO as its default ./grim.ko and loads
-	# that when it exists; the module under test is the packaged one.
-	if [ -d /sys/module/grim ]; then
-		echo "# a grim module was loaded before the test (by the VM runner); unloading it"
-		rmmod grim
-	fi
+	# The VM runner loads nothing (GRIM_KO=none): the module under test
+	# is the packaged one, loaded by name.
+	check "$kver: no grim module loaded before modprobe" \
+		bash -c '[ ! -d /sys/module/grim ]'
 	check "$kver: modprobe grim" modprobe grim
 	path=$(modinfo -n grim 2>&1)
 	check "$kver: modprobe resolves to the DKMS module" \
@@ -279,7 +277,7 @@ for k in "${kernels[@]}"; do
 	# Appending: the VM's console writes to the same file, at its own
 	# offset unless the file is in append mode.
 	: >"$log"
-	GRIM_KO="" KVER=$k GRIM_VM_OUT=$vout \
+	GRIM_KO=none KVER=$k GRIM_VM_OUT=$vout \
 		scripts/vm-run.sh --script scripts/check-packages.sh --guest "$version" "$work/grim_rdm" \
 		>>"$log" 2>&1
 	n=0

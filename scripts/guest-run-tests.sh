@@ -6,13 +6,14 @@
 #   guest-run-tests.sh OUTDIR KO TESTDIR TEST...      run selftests, TAP to OUTDIR/tap.txt
 #   guest-run-tests.sh OUTDIR KO --script FILE [ARG...]  run one script (the demo)
 #
-# KO is the grim.ko to insmod ("" for none).  OUTDIR is shared read-write
+# KO is the grim.ko to insmod ("none" for none).  OUTDIR is shared read-write
 # with the host; everything else of the host file system is read-only.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 
 out=$1 ko=$2
 shift 2
+[ "$ko" = none ] && ko=
 export GRIM_KO=$ko
 mkdir -p "$out"
 

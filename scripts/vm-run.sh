@@ -7,8 +7,9 @@
 #   scripts/vm-run.sh [TEST.sh...]          default: TEST_PROGS of selftests/grim
 #   scripts/vm-run.sh --script FILE [ARG...]
 #
-# Environment: KDIR, VMLINUZ (kernel image), GRIM_KO (module, default
-# ./grim.ko), GRIM_VM_KVM=auto|yes|no (default auto: probe once, cached),
+# Environment: KDIR, KVER or K (the kernel, as for scripts/kdir.sh),
+# VMLINUZ (kernel image), GRIM_KO (the module to insmod; default: built
+# for the kernel by scripts/build-module.sh; GRIM_KO=none loads none), GRIM_VM_KVM=auto|yes|no (default auto: probe once, cached),
 # GRIM_VM_MEM (2G), GRIM_VM_CPUS (2).
 #
 # Results go to .vm-out/ (shared read-write with the guest): tap.txt,
@@ -30,8 +31,12 @@ if [ -z "${VMLINUZ:-}" ]; then
 	fi
 fi
 [ -r "$VMLINUZ" ] || { echo "vm-run: cannot read kernel image $VMLINUZ" >&2; exit 1; }
-GRIM_KO=${GRIM_KO:-$top/grim.ko}
-case "$GRIM_KO" in /*) ;; *) GRIM_KO=$top/$GRIM_KO ;; esac
+if [ -z "${GRIM_KO:-}" ]; then
+	GRIM_KO=$top/.build/$KVER/grim.ko
+	scripts/build-module.sh "$KVER" >"$top/.build/build-$KVER.log" 2>&1 ||
+		{ echo "vm-run: building grim.ko for $KVER failed: see .build/build-$KVER.log" >&2; exit 1; }
+fi
+case "$GRIM_KO" in none|/*) ;; *) GRIM_KO=$top/$GRIM_KO ;; esac
 command -v vng >/dev/null || { echo "vm-run: vng not found (make deps)" >&2; exit 1; }
 
 # GRIM_VM_OUT: where results land (default .vm-out/); set it to run
@@ -114,7 +119,7 @@ per_test=${GRIM_TEST_TIMEOUT:-${per_test:-300}}
 total=$((180 + (per_test + 15) * ${#tests[@]}))
 # A VM's whole run is capped, except for make check-full's soak loads.
 [ -z "${GRIM_TEST_FULL:-}" ] && [ $total -gt 1680 ] && total=1680
-[ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
+[ "$GRIM_KO" = none ] || [ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
 
 # GRIM_TEST_* variables tune tests (sizes, counts); pass them to the guest.
 fwd=$(env | grep -E '^GRIM_TEST_[A-Z0-9_]+=[A-Za-z0-9_.:-]*$' | tr '\n' ' ')

@@ -29,7 +29,10 @@ if [ -z "${VMLINUZ:-}" ]; then
 		VMLINUZ=/boot/vmlinuz-$KVER
 	fi
 fi
-GRIM_KO=${GRIM_KO:-$top/grim.ko}
+if [ -z "${GRIM_KO:-}" ]; then
+	GRIM_KO=$top/.build/$KVER/grim.ko
+	scripts/build-module.sh "$KVER" >/dev/null || { echo "bench: building grim.ko for $KVER failed" >&2; exit 1; }
+fi
 case "$GRIM_KO" in /*) ;; *) GRIM_KO=$top/$GRIM_KO ;; esac
 command -v vng >/dev/null || { echo "bench: vng not found (make deps)" >&2; exit 1; }
 
