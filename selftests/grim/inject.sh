@@ -19,12 +19,9 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd ip ethtool rmmod insmod
 require_mod veth bridge
-[ -n "${GRIM_KO:-}" ] || skip "GRIM_KO not set"
-require_grim
+# Always leaves the module loaded for the tests that follow.
+require_grim_reload
 dmesg_mark
-
-# Always leave the module loaded for the tests that follow.
-at_exit 'grim_loaded || insmod "$GRIM_KO"'
 
 DIR=$(cd "$(dirname "$0")" && pwd)
 INJECT=$DIR/grim_inject
@@ -214,6 +211,6 @@ done
 grim_loaded && { cat "$TMP/rmmod.err"; fail "rmmod grim failed"; }
 log "rmmod grim: ok"
 check_dmesg
-pp insmod "$GRIM_KO" || fail "insmod $GRIM_KO failed"
+pp "${GRIM_LOAD[@]}" || fail "${GRIM_LOAD[*]} failed"
 
 echo "ok: $TEST_NAME"

@@ -108,16 +108,46 @@ require_mod() {
 	for m; do modprobe -q "$m" 2>/dev/null || [ -d "/sys/module/$m" ] ||
 		skip "module $m not available"; done
 }
-# require_grim: the grim module is loaded (insmod $GRIM_KO if not).
-require_grim() {
-	[ -d /sys/module/grim ] && return 0
-	if [ -n "${GRIM_KO:-}" ]; then
-		insmod "$GRIM_KO" || fail "insmod $GRIM_KO failed"
-	else
-		modprobe grim || fail "grim module not loaded and GRIM_KO not set"
-	fi
-}
+
+# ---- loading grim -------------------------------------------------------------
+#
+# How grim is loaded, by require_grim and again by the tests that unload it:
+#   GRIM_KO set (the project's runner, scripts/vm-run.sh): insmod "$GRIM_KO";
+#   otherwise, as in a kernel tree's kselftest run: modprobe grim, the module
+#   installed for the running kernel (make modules_install, DKMS).
+if [ -n "${GRIM_KO:-}" ]; then
+	GRIM_LOAD=(insmod "$GRIM_KO")
+else
+	GRIM_LOAD=(modprobe grim)
+fi
+
 grim_loaded() { [ -d /sys/module/grim ]; }
+# require_grim: the grim module is loaded (with GRIM_LOAD if not).
+require_grim() {
+	grim_loaded && return 0
+	"${GRIM_LOAD[@]}" || fail "grim module not loaded and ${GRIM_LOAD[*]} failed"
+}
+# require_grim_reload: for a test that unloads grim.  grim is loaded, it
+# can be loaded again with GRIM_LOAD, and it is loaded again at exit
+# whatever happens, so that the tests after this one find it.  The kernel
+# does not record which file a module came from: without GRIM_KO, the
+# module installed for this kernel must be the one loaded (same
+# srcversion), or the test skips.
+require_grim_reload() {
+	local file have want
+	require_grim
+	if [ -z "${GRIM_KO:-}" ]; then
+		require_cmd modprobe modinfo
+		file=$(modinfo -n grim 2>/dev/null) ||
+			skip "GRIM_KO not set and no grim installed for $(uname -r) to load again"
+		have=$(cat /sys/module/grim/srcversion 2>/dev/null)
+		want=$(modinfo -F srcversion grim 2>/dev/null)
+		[ "$have" = "$want" ] ||
+			skip "GRIM_KO not set and the grim loaded (srcversion $have) is not the one installed, $file ($want)"
+		log "grim loads again with: ${GRIM_LOAD[*]} ($file)"
+	fi
+	at_exit 'grim_loaded || "${GRIM_LOAD[@]}"'
+}
 
 # ---- namespaces and hosts -----------------------------------------------------
 

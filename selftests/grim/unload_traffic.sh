@@ -8,7 +8,8 @@
 
 source "$(dirname "$0")/lib.sh"
 require_root
-require_grim
+# Always leaves the module loaded for the tests that follow.
+require_grim_reload
 
 pretty "" "3 hosts with lossy links, traffic in both directions"
 setup_hosts 3
@@ -64,7 +65,7 @@ done
 check_dmesg
 
 pretty "" "load again and talk"
-insmod "$GRIM_KO" || fail "insmod after unload"
+"${GRIM_LOAD[@]}" || fail "${GRIM_LOAD[*]} after unload"
 netem_clear
 grim_cluster 2
 wait_peer_up 1 2
