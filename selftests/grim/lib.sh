@@ -210,9 +210,15 @@ cleanup() {
 	local rc=$? c p ns
 	set +e
 	for c in "${_CLEANUPS[@]}"; do eval "$c"; done
-	for p in "${_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	# bg runs a function such as nsx in a subshell: the command that it
+	# starts is the subshell's child and outlives a kill of the subshell,
+	# holding the test's output open (the kselftest runner waits for it).
+	for p in "${_PIDS[@]}"; do
+		pkill -P "$p" 2>/dev/null
+		kill "$p" 2>/dev/null
+	done
 	for p in "${_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	# bg runs nsx in a subshell: its ip-netns-exec child outlives a kill.
+	# grim_rdm started with a plain & (nsx ... &) is not in _PIDS.
 	pkill -9 -x grim_rdm 2>/dev/null
 	for ns in "${_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
 	exit $rc
