@@ -13,8 +13,7 @@ require_grim
 dmesg_mark
 
 here=$(cd "$(dirname "$0")" && pwd)
-GRIM=${GRIM:-$here/../../tools/grim/grim}
-[ -x "$GRIM" ] || GRIM=$(command -v grim) || skip "grim tool not built"
+require_grim_tool
 RDM=$here/grim_rdm
 [ -x "$RDM" ] || skip "grim_rdm not built"
 

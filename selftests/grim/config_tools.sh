@@ -12,10 +12,7 @@ require_mod veth
 require_grim
 dmesg_mark
 
-here=$(cd "$(dirname "$0")" && pwd)
-plugin_dir=$here/../../tools/grim
-[ -f "$plugin_dir/link_grim.so" ] || skip "link_grim.so not built"
-export IP_LIB_DIR=$plugin_dir
+require_ip_grim
 
 NS=$PFX-tools
 ns_add "$NS"

@@ -24,11 +24,8 @@ require_cmd ip tc ethtool
 require_mod sch_netem
 require_grim
 
-here=$(cd "$(dirname "$0")" && pwd)
-plugin_dir=$here/../../tools/grim
-[ -f "$plugin_dir/link_grim.so" ] || skip "link_grim.so not built"
-export IP_LIB_DIR=$plugin_dir
-GRIM=${GRIM:-$plugin_dir/grim}
+require_ip_grim
+require_grim_tool
 N=400
 
 pretty "" "2 hosts; host 1 sends without payload CRC, host 2 with it"

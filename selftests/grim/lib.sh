@@ -109,6 +109,32 @@ require_mod() {
 		skip "module $m not available"; done
 }
 
+# The tests' directory: in the GRIM project, selftests/grim, with the
+# user-space tools in ../../tools/grim; in a kernel tree, its
+# tools/testing/selftests/grim, the tools installed or found through
+# IP_LIB_DIR and PATH.
+_TESTDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# require_ip_grim: ip(8) knows "type grim" options (link_grim.so): in
+# IP_LIB_DIR if set, else in the project's tools/grim (exported as
+# IP_LIB_DIR), else where ip looks by default (the plugin installed).
+require_ip_grim() {
+	local d=$_TESTDIR/../../tools/grim
+	if [ -n "${IP_LIB_DIR:-}" ]; then
+		[ -f "$IP_LIB_DIR/link_grim.so" ] || skip "no link_grim.so in IP_LIB_DIR=$IP_LIB_DIR"
+	elif [ -f "$d/link_grim.so" ]; then
+		export IP_LIB_DIR=$(cd "$d" && pwd)
+	else
+		ip link help grim 2>&1 | grep -q 'grim \[ node' ||
+			skip "link_grim.so not built or installed (IP_LIB_DIR=<its dir>)"
+	fi
+}
+# require_grim_tool: GRIM is the grim(8) tool: GRIM if set, else the
+# project's tools/grim/grim, else grim on PATH.
+require_grim_tool() {
+	GRIM=${GRIM:-$_TESTDIR/../../tools/grim/grim}
+	[ -x "$GRIM" ] || GRIM=$(command -v grim) || skip "grim tool not built or installed"
+}
+
 # ---- loading grim -------------------------------------------------------------
 #
 # How grim is loaded, by require_grim and again by the tests that unload it:
