@@ -25,7 +25,7 @@
 # Pass a kernel selection on to the scripts only when one was given.
 $(foreach v,K KVER KDIR,$(if $(filter command line environment,$(origin $(v))),$(eval export $(v))))
 
-KDIR ?= $(shell $(CURDIR)/scripts/kdir.sh)
+KDIR ?= $(shell K="$(K)" KVER="$(KVER)" $(CURDIR)/scripts/kdir.sh)
 SELFTESTS := selftests/grim
 
 .PHONY: all modules tools selftests deps check check-full check-kselftest \
