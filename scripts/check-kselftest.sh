@@ -57,7 +57,8 @@ export PATH="$PATH:$HOME/.local/bin:/usr/local/bin"
 # means the reload does not work from a kernel tree.
 MUST_RUN="unload.sh inject.sh unload_traffic.sh"
 # Kernel log problems, as scripts/vm-run.sh looks for them.
-SPLAT_RE='Oops|BUG:|WARNING:|refcount_t|lockdep|possible circular locking|INFO: task .* blocked|general protection fault|Call Trace'
+# What counts as a kernel splat: selftests/grim/splats.awk.
+splats() { awk -f "$top/selftests/grim/splats.awk" "$1"; }
 
 out=${GRIM_VM_OUT:-$top/.vm-out/kselftest}
 rm -rf "$out"
@@ -290,7 +291,7 @@ if [ -f "$vmout/loaded-after" ]; then
 fi
 if [ ! -s "$vmout/dmesg.txt" ]; then
 	result not-ok kernel-log "no dmesg captured"
-elif bad=$(grep -E "$SPLAT_RE" "$vmout/dmesg.txt"); then
+elif ! bad=$(splats "$vmout/dmesg.txt"); then
 	result not-ok kernel-log "see $vmout/dmesg.txt"
 	echo "$bad" | head -n 60 | sed 's/^/    | /'
 else

@@ -29,6 +29,11 @@ kernels=$(scripts/kernels.sh) || { echo "check: no kernel to test on"; echo "0 p
 echo "check: kernels: $(echo $kernels)"
 
 if [ $# -eq 0 ]; then
+	if scripts/test-splats.sh; then
+		result ok splats-filter "what in a kernel log fails a run"
+	else
+		result not-ok splats-filter "scripts/test-splats.sh"
+	fi
 	log=.vm-out/checkpatch.log
 	if scripts/checkpatch.sh >"$log" 2>&1 && grep -q '^total:' "$log" &&
 	   ! grep '^total:' "$log" | grep -qv 'total: 0 errors, 0 warnings, 0 checks'; then

@@ -76,7 +76,8 @@ else
 	accel=TCG
 fi
 
-SPLAT_RE='Oops|BUG:|WARNING:|refcount_t|lockdep|possible circular locking|INFO: task .* blocked|general protection fault|Call Trace'
+# What counts as a kernel splat: selftests/grim/splats.awk.
+splats() { awk -f "$top/selftests/grim/splats.awk" "$1"; }
 guest=$top/scripts/guest-run-tests.sh
 
 # ---- demo / single script -----------------------------------------------------
@@ -94,7 +95,7 @@ if [ "${1:-}" = --script ]; then
 	rc=1
 	[ -f "$out/done" ] && rc=$(cat "$out/done")
 	[ -f "$out/done" ] || echo "vm-run: the VM did not finish (exit $vm_rc)"
-	if bad=$(grep -E "$SPLAT_RE" "$out/dmesg.txt" 2>/dev/null); then
+	if [ -f "$out/dmesg.txt" ] && ! bad=$(splats "$out/dmesg.txt"); then
 		echo "vm-run: kernel log problems:"
 		echo "$bad" | sed 's/^/    /'
 		rc=1
@@ -171,7 +172,7 @@ done
 if [ ! -s "$out/dmesg.txt" ]; then
 	echo "not ok kernel-log  (no dmesg captured)"
 	fail=$((fail + 1))
-elif bad=$(grep -E "$SPLAT_RE" "$out/dmesg.txt"); then
+elif ! bad=$(splats "$out/dmesg.txt"); then
 	echo "not ok kernel-log  (see .vm-out/dmesg.txt):"
 	echo "$bad" | head -n 60 | sed 's/^/    | /'
 	fail=$((fail + 1))

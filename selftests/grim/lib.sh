@@ -85,16 +85,24 @@ check_nomatch() {
 
 # ---- kernel log ---------------------------------------------------------------
 
-SPLAT_RE='Oops|BUG:|WARNING:|refcount_t|lockdep|possible circular locking|INFO: task .* blocked|general protection fault|Call Trace'
-_dmesg_mark=0
-
-dmesg_mark() { _dmesg_mark=$(dmesg | wc -l); }
-# check_dmesg: no kernel splat since the last dmesg_mark (or since boot).
+# A test sees only the splats logged after its dmesg_mark; lib.sh marks
+# when it is sourced, so one test's splat does not fail the next.
+# splats.awk says what a splat is, and prints each one whole.
+_dmesg_since() {
+	dmesg | awk 'END { if (match($0, /^\[ *[0-9]+\.[0-9]+\]/)) {
+		s = substr($0, RSTART + 1, RLENGTH - 2); gsub(/ /, "", s); print s
+	} else print -1 }'
+}
+dmesg_mark() { _dmesg_mark=$(_dmesg_since); }
+# check_dmesg: no kernel splat since the last dmesg_mark.
 check_dmesg() {
 	local bad
-	bad=$(dmesg | tail -n +$((_dmesg_mark + 1)) | grep -E "$SPLAT_RE")
-	[ -z "$bad" ] || { echo "$bad" >&2; fail "kernel log shows a splat"; }
+	if ! bad=$(dmesg | awk -v since="$_dmesg_mark" -f "$_TESTDIR/splats.awk"); then
+		echo "$bad" >&2
+		fail "kernel log shows a splat"
+	fi
 }
+dmesg_mark
 
 # ---- requirements -------------------------------------------------------------
 

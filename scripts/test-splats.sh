@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Host-side test of selftests/grim/splats.awk, the filter that decides
+# what in a guest's kernel log fails a run: real splats must fail it
+# (whole, from "cut here" to "end trace"), only those after the mark
+# count, and the emulator's debug trap is a note, not a failure.
+set -u
+cd "$(dirname "$0")/.."
+awkf=selftests/grim/splats.awk
+d=scripts/testdata
+bad=0
+t() {	# NAME EXPECTED_RC EXPECTED_LINES SINCE LOG...
+	local name=$1 want=$2 lines=$3 since=$4 out rc
+	shift 4
+	out=$(awk -v since="$since" -f "$awkf" "$@" 2>/dev/null)
+	rc=$?
+	if [ "$rc" != "$want" ] || [ "$(printf '%s' "$out" | grep -c .)" != "$lines" ]; then
+		echo "test-splats: $name: rc $rc (want $want), $(printf '%s' "$out" | grep -c .) lines (want $lines)"
+		bad=1
+	fi
+}
+t "warning in grim fails, whole"       1 7 "" "$d/dmesg-grim-warn.txt"
+t "only after the mark"                1 1 55 "$d/dmesg-grim-warn.txt"
+t "nothing after the mark"             0 0 61 "$d/dmesg-grim-warn.txt"
+t "emulator #DB is not a failure"      0 0 "" "$d/dmesg-emulator-db.txt"
+out=$(awk -f "$awkf" "$d/dmesg-emulator-db.txt" 2>&1 >/dev/null)
+case $out in *"emulator debug trap"*exc_debug_kernel*) ;; *)
+	echo "test-splats: the emulator #DB is not reported as a note"; bad=1 ;;
+esac
+t "both: the real one still fails"     1 7 "" "$d/dmesg-emulator-db.txt" "$d/dmesg-grim-warn.txt"
+exit $bad
