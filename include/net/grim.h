@@ -15,8 +15,6 @@
 #include <linux/types.h>
 #include <net/net_namespace.h>
 
-struct grim_ni;
-
 /* An endpoint (a port with its logical channel), as the NI sees it. */
 struct grim_ep {
 	u16 port;
@@ -39,23 +37,25 @@ struct grim_msg_cb {
 
 /* NI side, called by the family. */
 
-/* Find the NI that reaches @node in @net; takes a reference. */
-struct grim_ni *grim_ni_route(struct net *net, u32 node);
 /* The node id of the first running NI of @net; 0 if there is none. */
 u32 grim_ni_local_node(struct net *net);
-void grim_ni_put(struct grim_ni *ni);
 /*
- * Headroom for a message skb: a message that fits one frame and has it
- * in its linear part is sent without being copied.
+ * Headroom for a message skb in @net: a message that fits one frame and
+ * has it in its linear part is sent without being copied.
  */
-unsigned int grim_ni_headroom(const struct grim_ni *ni);
+unsigned int grim_ni_headroom(struct net *net);
 /*
- * Queue a message for reliable, in-order delivery.  The NI takes the skb
- * in all cases.  Returns 0 or a negative errno (-EHOSTUNREACH: no live
- * peer; -ENETDOWN: the NI is stopping).  A message that later cannot be
- * delivered is reported with grim_ep_tx_failed().
+ * Queue a message for reliable, in-order delivery to GRIM_MSG_CB()->node
+ * through the NI of @net that reaches it.  Process context; may sleep
+ * (to allocate frames) but holds no reference to any device while it
+ * does, so it never delays the removal of an NI or its lower device.
+ * The NI takes the skb in all cases.  Returns 0 or a negative errno
+ * (-EHOSTUNREACH: no NI reaches the node, or the peer is down;
+ * -ENETDOWN: the NI is stopping; -EMSGSIZE: too long, or the lower
+ * device's MTU is too small).  A message that later cannot be delivered
+ * is reported with grim_ep_tx_failed().
  */
-int grim_ni_send(struct grim_ni *ni, struct sk_buff *skb);
+int grim_ni_send(struct net *net, struct sk_buff *skb);
 
 /* Family side, called by the NI (any context, never sleeping). */
 
@@ -76,7 +76,19 @@ void grim_ep_unreserve(struct grim_ep *ep, unsigned int len);
  */
 void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb,
 		     unsigned int reserved);
-/* A message the endpoint sent could not be delivered; @err < 0. */
-void grim_ep_tx_failed(struct sk_buff *msg, int err);
+/*
+ * A message the endpoint sent could not be delivered; @err < 0.  @msg is
+ * what the endpoint gave grim_ni_send() (its headers may have been
+ * pushed, and its cb reused): @cb and @len describe the message.  The
+ * endpoint takes @msg.
+ */
+void grim_ep_tx_failed(struct sk_buff *msg, const struct grim_msg_cb *cb,
+		       unsigned int len, int err);
+/*
+ * Whether the endpoint that sent @msg is gone (a closed socket): the NI
+ * then gives up such a message after the receiver refused it for
+ * dead_ms, rather than retrying it for ever.
+ */
+bool grim_ep_tx_orphaned(const struct sk_buff *msg);
 
 #endif /* _NET_GRIM_H */

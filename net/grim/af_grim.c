@@ -6,9 +6,12 @@
  * socket sent them.  SO_SNDBUF bounds what a socket has in flight (a
  * message is charged until the receiver's NI acknowledges it), SO_RCVBUF
  * what it has queued; a full receiver makes the NI refuse and the sender
- * wait, and nothing is dropped.
+ * wait.  A message that cannot be delivered (no socket bound to its
+ * port, its peer gone) is reported to its sender, on the sending
+ * socket's error queue: which message, and why.
  */
 #include <linux/errno.h>
+#include <linux/errqueue.h>
 #include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/net.h>
@@ -196,15 +199,56 @@ void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	sk->sk_data_ready(sk);
 }
 
-void grim_ep_tx_failed(struct sk_buff *msg, int err)
+/* A report on the error queue: which message failed, and why.  Kept in
+ * the report's data (its cb is the socket layer's).
+ */
+struct grim_msg_err {
+	struct grim_msg_cb cb;
+	u32 len;
+	int err;		/* positive errno */
+};
+
+/* Queue the report of a failed message on @sk's error queue.  A report
+ * that does not fit is counted as a drop and leaves ENOBUFS in sk_err,
+ * so that it is never lost without a trace.
+ */
+static void grim_report_failed(struct sock *sk, const struct grim_msg_cb *cb,
+			       unsigned int len, int err)
+{
+	struct grim_msg_err *e;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(sizeof(*e), GFP_ATOMIC);
+	if (!skb)
+		goto lost;
+	e = skb_put(skb, sizeof(*e));
+	e->cb = *cb;
+	e->len = len;
+	e->err = -err;
+	if (sock_queue_err_skb(sk, skb)) {
+		kfree_skb(skb);
+		goto lost;
+	}
+	return;
+lost:
+	atomic_inc(&sk->sk_drops);
+	WRITE_ONCE(sk->sk_err, ENOBUFS);
+	sk_error_report(sk);
+}
+
+void grim_ep_tx_failed(struct sk_buff *msg, const struct grim_msg_cb *cb,
+		       unsigned int len, int err)
 {
 	struct sock *sk = msg->sk;
 
-	if (sk && !sock_flag(sk, SOCK_DEAD)) {
-		WRITE_ONCE(sk->sk_err, -err);
-		sk_error_report(sk);
-	}
+	if (sk && !sock_flag(sk, SOCK_DEAD))
+		grim_report_failed(sk, cb, len, err);
 	kfree_skb(msg);
+}
+
+bool grim_ep_tx_orphaned(const struct sk_buff *msg)
+{
+	return !msg->sk || sock_flag(msg->sk, SOCK_DEAD);
 }
 
 /* Socket operations. */
@@ -404,7 +448,6 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct grim_msg_cb *cb;
 	size_t linear;
 	struct sk_buff *skb;
-	struct grim_ni *ni;
 	u32 node;
 	u16 port;
 	int err;
@@ -442,30 +485,29 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 
 	if (!node)
 		node = grim_ni_local_node(sock_net(sk));
-	ni = grim_ni_route(sock_net(sk), node);
-	if (!ni)
+	if (!node)
 		return -EHOSTUNREACH;
 
+	/* No NI is held while this waits for send buffer, allocates or
+	 * copies: an NI or its lower device may go meanwhile, and
+	 * grim_ni_send() then fails the message with a clear errno.
+	 */
 	linear = len <= GRIM_LINEAR_MAX ? len : 0;
-	headroom = grim_ni_headroom(ni);
+	headroom = grim_ni_headroom(sock_net(sk));
 	skb = sock_alloc_send_pskb(sk, headroom + linear, 0,
 				   msg->msg_flags & MSG_DONTWAIT, &err, 0);
 	if (!skb)
-		goto out;
+		return err;
 	skb_reserve(skb, headroom);
 	skb_put(skb, linear);
 	if (len > linear) {
 		err = grim_skb_add_pages(gs, skb, len);
-		if (err) {
-			kfree_skb(skb);
-			goto out;
-		}
+		if (err)
+			goto free;
 	}
 	err = skb_copy_datagram_from_iter(skb, 0, &msg->msg_iter, len);
-	if (err) {
-		kfree_skb(skb);
-		goto out;
-	}
+	if (err)
+		goto free;
 	cb = GRIM_MSG_CB(skb);
 	cb->node = node;
 	cb->src_port = gs->ep.port;
@@ -473,10 +515,48 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	cb->handler = am.handler;
 	cb->flags = 0;
 	memcpy(cb->arg, am.arg, sizeof(cb->arg));
-	err = grim_ni_send(ni, skb);
-out:
-	grim_ni_put(ni);
+	err = grim_ni_send(sock_net(sk), skb);
 	return err ?: len;
+
+free:
+	kfree_skb(skb);
+	return err;
+}
+
+/* recvmsg(MSG_ERRQUEUE): the oldest report of a failed message, as
+ * include/uapi/linux/grim.h describes it.  Never blocks.
+ */
+static int grim_recv_err(struct sock *sk, struct msghdr *msg)
+{
+	DECLARE_SOCKADDR(struct sockaddr_grim *, addr, msg->msg_name);
+	struct sock_extended_err ee = {};
+	const struct grim_msg_err *e;
+	struct grim_am am = {};
+	struct sk_buff *skb;
+	int err;
+
+	skb = sock_dequeue_err_skb(sk);
+	if (!skb)
+		return -EAGAIN;
+	e = (const struct grim_msg_err *)skb->data;
+	if (addr) {
+		memset(addr, 0, sizeof(*addr));
+		addr->sgrim_family = AF_GRIM;
+		addr->sgrim_node = e->cb.node;
+		addr->sgrim_port = e->cb.dst_port;
+		msg->msg_namelen = sizeof(*addr);
+	}
+	am.handler = e->cb.handler;
+	memcpy(am.arg, e->cb.arg, sizeof(am.arg));
+	ee.ee_errno = e->err;
+	ee.ee_origin = SO_EE_ORIGIN_LOCAL;
+	ee.ee_info = e->len;
+	err = put_cmsg(msg, SOL_GRIM, GRIM_AM, sizeof(am), &am);
+	if (!err)
+		err = put_cmsg(msg, SOL_GRIM, GRIM_RECVERR, sizeof(ee), &ee);
+	msg->msg_flags |= MSG_ERRQUEUE;
+	kfree_skb(skb);
+	return err;
 }
 
 static int grim_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
@@ -489,8 +569,11 @@ static int grim_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 	size_t copied;
 	int err;
 
-	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC | MSG_CMSG_COMPAT))
+	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC | MSG_CMSG_COMPAT |
+		      MSG_ERRQUEUE))
 		return -EOPNOTSUPP;
+	if (flags & MSG_ERRQUEUE)
+		return grim_recv_err(sk, msg);
 	skb = skb_recv_datagram(sk, flags, &err);
 	if (!skb)
 		return err;
@@ -578,6 +661,7 @@ static int grim_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 static void grim_sock_destruct(struct sock *sk)
 {
 	skb_queue_purge(&sk->sk_receive_queue);
+	skb_queue_purge(&sk->sk_error_queue);
 	grim_ring_empty(grim_sk(sk));
 }
 
@@ -593,6 +677,7 @@ static int grim_release(struct socket *sock)
 	sock->sk = NULL;
 	release_sock(sk);
 	skb_queue_purge(&sk->sk_receive_queue);
+	skb_queue_purge(&sk->sk_error_queue);
 	/* Messages in flight keep sk (through sk_wmem_alloc) until ACKed. */
 	sock_put(sk);
 	return 0;

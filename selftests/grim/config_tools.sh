@@ -63,7 +63,7 @@ pretty "$NS" "ethtool -i"
 out=$(check_ok ip netns exec "$NS" ethtool -i grim0)
 echo "$out"
 check_match "$out" "driver: grim" "driver"
-check_match "$out" "firmware-version: grim-wire-3" "firmware version"
+check_match "$out" "firmware-version: grim-wire-4" "firmware version"
 check_match "$out" "bus-info: veth0" "bus-info is the lower device"
 
 pretty "$NS" "ethtool -g/-G: the TX window and the RX hold"

@@ -34,6 +34,11 @@
  *   sack        valid CRC and session, ACKs flagged GRIM_FF_SACK whose
  *               report is cut short, or that report on a stream the
  *               receiver never sent on
+ *   reasm       valid session and CRC: COUNT first fragments of 64000-byte
+ *               messages to the endpoint PORT, each on a fresh stream,
+ *               whose other fragments never come; each one that the
+ *               endpoint makes room for pins that room until the
+ *               receiver's reassembly timeout
  *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
  *               DSTMAC has acknowledged them all, then WAIT_MS more, and
  *               send them again unchanged, twice
@@ -252,7 +257,7 @@ static void usage(void)
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
 		"       cluster notours\n"
-		"       badtype unknownpeer stale frag replay sack\n");
+		"       badtype unknownpeer stale frag reasm replay sack\n");
 	exit(2);
 }
 
@@ -464,7 +469,7 @@ static uint8_t *build(uint8_t *f, uint8_t type, size_t plen, size_t *flen)
 	lh->type = type;
 	/* Data frames as the NI sends them by default: CRC over it all. */
 	lh->flags = type == GRIM_FT_DATA ? GRIM_FF_DCRC : 0;
-	lh->reserved = 0;
+	lh->xflags = 0;
 	for (i = 0; i < plen; i++)
 		p[LH_LEN + i] = rnd();
 	/* unused without GRIM_FF_ICSUM, and then zero */
@@ -736,7 +741,8 @@ static void mode_notours(void)
 
 static void mode_badtype(void)
 {
-	static const uint8_t bad[] = { 0, 5, 6, 0x41, 0xff };
+	static const uint8_t bad[] = { 0, GRIM_FT_ABORT + 1, GRIM_FT_ABORT + 2,
+				       0x41, 0xff };
 	static uint8_t f[2048];
 	size_t flen;
 	int k;
@@ -800,7 +806,7 @@ static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
 	memcpy(lh, &tmpl, sizeof(*lh));
 	lh->type = GRIM_FT_DATA;
 	lh->flags = flags | GRIM_FF_DCRC;
-	lh->reserved = 0;
+	lh->xflags = 0;
 	cm->src_chan = htons(schan);
 	cm->dst_chan = htons(dchan);
 	cm->seq = htonl(seq);
@@ -902,6 +908,27 @@ static void mode_frag(void)
 	}
 }
 
+static void mode_reasm(void)
+{
+	static uint8_t f[4096];
+	uint16_t base = 0x2000 + (rnd() % 0x1000) * 4;
+	size_t flen;
+	int k;
+
+	if (!port) {
+		fprintf(stderr, "reasm: -p PORT (a listening endpoint) is required\n");
+		exit(2);
+	}
+	need_template();
+	printf("reasm: %d messages never completed, streams from channels %u..%u to %u\n",
+	       count, base, base + count - 1, port);
+	for (k = 0; k < count; k++) {
+		flen = data_frame(f, base + k, port, 0, GRIM_FF_FIRST, 0, 64000,
+				  1000);
+		xmit(f, flen, C_MAX);
+	}
+}
+
 static const struct grim_ctl_msg *ctl_of(const uint8_t *frame)
 {
 	return (const struct grim_ctl_msg *)(frame + ETH_HLEN + LH_LEN);
@@ -998,6 +1025,7 @@ static const struct {
 	{ "unknownpeer", mode_unknownpeer },
 	{ "stale", mode_stale },
 	{ "frag", mode_frag },
+	{ "reasm", mode_reasm },
 	{ "replay", mode_replay },
 	{ "sack", mode_sack },
 };

@@ -8,10 +8,29 @@
  * -L draws sizes log-uniformly between MIN and MAX (every 1000th message
  * is MIN and the next one MAX); -E sends until an error and reports it;
  * -D uses MSG_DONTWAIT and counts EAGAINs.
- *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF]
+ *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF] [-g]
+ *
+ * -g allows a sender's sequence to skip messages (that failed at the
+ * sender): each one is printed as "missing PORT:SEQ" and counts toward
+ * TOTAL, which the last message sent must then close.
  *   grim_rdm duplex -d NODE -p PORT -P PEERPORT [-n COUNT] [-m MIN] [-M MAX]
  *                   [-S SEED] [-t TIMEOUT_S] [-g GO_FILE]
  *   grim_rdm bound -p PORT    (exit 0 when some socket has bound PORT)
+ *   grim_rdm wedge -d NODE -p PORT -e OTHER
+ *   grim_rdm errq -d NODE -p PORT [-q PORT2] [-n COUNT] [-m MIN] [-M MAX]
+ *                 [-w WAIT_MS] [-x EXPECT_FAILED] [-i GAP_US]
+ *
+ * wedge fills its send buffer with messages to NODE:PORT (a receiver that
+ * does not read), prints "wedged", then blocks in one more send, to
+ * OTHER:PORT, and reports how that send ended.
+ *
+ * errq sends COUNT messages, alternating between PORT and PORT2 when -q is
+ * given (each port's messages numbered 0, 1, ... in arg[0], so that a
+ * receiver on either sees an unbroken sequence), then reads its socket's
+ * error queue until EXPECT_FAILED reports came (or none more for WAIT_MS).
+ * It prints one line per report ("failed PORT:SEQ errno E len L") and a
+ * summary, and fails on a report that does not name a message it sent,
+ * or names one twice.
  *
  * Every message carries (sequence, length, content hash, sender seed) in
  * its active-message arguments and a payload generated from them.  The
@@ -30,6 +49,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/errqueue.h>
 #include <linux/grim.h>
 
 #define AM_HANDLER	0x6d
@@ -143,6 +163,67 @@ static ssize_t send_one(int fd, uint32_t node, uint16_t port,
 	return sendmsg(fd, &mh, flags);
 }
 
+/* One report from the error queue of @fd: the message's port and
+ * sequence (arg[0]), its errno and length.  Returns 1, 0 when there is
+ * none, -1 on a malformed report.
+ */
+static int errq_read(int fd, uint16_t *port, uint32_t *seq, int *err,
+		     uint32_t *len)
+{
+	char cbuf[CMSG_SPACE(sizeof(struct grim_am)) +
+		  CMSG_SPACE(sizeof(struct sock_extended_err))];
+	struct sockaddr_grim to;
+	struct msghdr mh = {
+		.msg_name = &to, .msg_namelen = sizeof(to),
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct sock_extended_err *ee = NULL;
+	struct grim_am *am = NULL;
+	struct cmsghdr *c;
+	ssize_t n;
+
+	n = recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -1;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_GRIM)
+			continue;
+		if (c->cmsg_type == GRIM_AM)
+			am = (struct grim_am *)CMSG_DATA(c);
+		if (c->cmsg_type == GRIM_RECVERR)
+			ee = (struct sock_extended_err *)CMSG_DATA(c);
+	}
+	if (!am || !ee || !(mh.msg_flags & MSG_ERRQUEUE) ||
+	    ee->ee_origin != SO_EE_ORIGIN_LOCAL || am->handler != AM_HANDLER ||
+	    am->arg[1] != ee->ee_info) {
+		printf("errq: malformed report\n");
+		return -1;
+	}
+	*port = to.sgrim_port;
+	*seq = am->arg[0];
+	*err = ee->ee_errno;
+	*len = ee->ee_info;
+	return 1;
+}
+
+/* A message sent earlier failed: say which, as a failed send would. */
+static int report_failed(int fd, uint32_t sent, uint64_t t0)
+{
+	struct pollfd pf = { .fd = fd, .events = 0 };
+	uint32_t seq, len;
+	uint16_t port;
+	int err;
+
+	if (poll(&pf, 1, 0) <= 0 || !(pf.revents & POLLERR))
+		return 0;
+	if (errq_read(fd, &port, &seq, &err, &len) <= 0)
+		return 0;
+	printf("send: error after %u msgs, %llu ms: message %u failed: %s (errno %d)\n",
+	       sent, (unsigned long long)(now_ms() - t0), seq, strerror(err),
+	       err);
+	return 1;
+}
+
 static int do_send(int argc, char **argv)
 {
 	uint32_t node = 0, count = 1000, min = 0, max = 1024, seed = 1;
@@ -222,7 +303,11 @@ again:
 			return 1;
 		}
 		sent_bytes += len;
+		if (report_failed(fd, i, t0))
+			return until_err ? 3 : 1;
 	}
+	if (report_failed(fd, count, t0))
+		return 1;
 	printf("send: %u msgs, %llu bytes to %u:%u in %llu ms, %lu EAGAIN\n",
 	       count, (unsigned long long)sent_bytes, node, port,
 	       (unsigned long long)(now_ms() - t0), eagain);
@@ -233,6 +318,12 @@ again:
 struct src {
 	uint32_t node, port, seed, next;
 };
+
+/* recv -g: a sender's sequence may skip messages (they failed at the
+ * sender, which reports them): print each one missing, not an error.
+ */
+static int gaps_ok;
+static uint32_t missing;
 
 /* What a receiving socket has seen, per sending socket. */
 struct checker {
@@ -303,7 +394,11 @@ static int recv_check(int fd, struct checker *ck)
 		s->seed = am->arg[3];
 		s->next = 0;
 	}
-	if (am->arg[0] != s->next) {
+	if (gaps_ok && am->arg[0] > s->next) {
+		for (i = s->next; i < am->arg[0]; i++)
+			printf("missing %u:%u\n", s->port, i);
+		missing += am->arg[0] - s->next;
+	} else if (am->arg[0] != s->next) {
 		printf("recv: %u:%u sent seq %u, expected %u (%s)\n",
 		       s->node, s->port, am->arg[0], s->next,
 		       am->arg[0] < s->next ? "duplicate or reordered" : "lost");
@@ -342,13 +437,14 @@ static int do_recv(int argc, char **argv)
 	uint32_t total = 0;
 	uint16_t port = 0;
 
-	while ((opt = getopt(argc, argv, "p:n:t:s:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:t:s:r:g")) != -1) {
 		switch (opt) {
 		case 'p': port = strtoul(optarg, NULL, 0); break;
 		case 'n': total = strtoul(optarg, NULL, 0); break;
 		case 't': timeout_s = atoi(optarg); break;
 		case 's': slow_us = atoi(optarg); break;
 		case 'r': rcvbuf = atoi(optarg); break;
+		case 'g': gaps_ok = 1; break;
 		default: return 2;
 		}
 	}
@@ -363,7 +459,8 @@ static int do_recv(int argc, char **argv)
 	t0 = now_ms();
 	deadline = t0 + timeout_s * 1000ull;
 
-	while (ck.got < total) {
+	/* With gaps allowed, -n counts messages received or missing. */
+	while (ck.got + missing < total) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int left = (int)(deadline - now_ms());
 
@@ -379,6 +476,8 @@ static int do_recv(int argc, char **argv)
 			usleep(slow_us);
 	}
 	checker_report(&ck, t0);
+	if (gaps_ok)
+		printf("recv: %u missing\n", missing);
 	return ck.errors ? 1 : 0;
 }
 
@@ -496,6 +595,131 @@ static int do_bound(int argc, char **argv)
 	return rc && errno == EADDRINUSE ? 0 : 1;
 }
 
+static int do_wedge(int argc, char **argv)
+{
+	uint32_t node = 0, other = 0, i;
+	uint16_t port = 0;
+	uint64_t t0;
+	uint8_t *buf;
+	ssize_t n;
+	int opt, fd;
+
+	while ((opt = getopt(argc, argv, "d:p:e:")) != -1) {
+		switch (opt) {
+		case 'd': node = strtoul(optarg, NULL, 0); break;
+		case 'p': port = strtoul(optarg, NULL, 0); break;
+		case 'e': other = strtoul(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (!node || !port || !other)
+		return 2;
+	buf = calloc(1, 64000);
+	fd = open_sock(0, 0);
+	t0 = now_ms();
+	for (i = 0; ; i++) {
+		n = send_one(fd, node, port, buf, 64000, 1, i, MSG_DONTWAIT);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0 && errno == EHOSTUNREACH && !i &&
+		    now_ms() - t0 < 10000) {
+			usleep(50000);
+			i--;
+			continue;
+		}
+		if (n < 0) {
+			printf("wedge: send %u to %u failed: %s\n", i, node,
+			       strerror(errno));
+			return 1;
+		}
+	}
+	printf("wedged after %u msgs\n", i);
+	fflush(stdout);
+	t0 = now_ms();
+	n = send_one(fd, other, port, buf, 64000, 1, 0, 0);
+	printf("wedge: send to %u returned %zd after %llu ms: %s (errno %d)\n",
+	       other, n, (unsigned long long)(now_ms() - t0),
+	       n < 0 ? strerror(errno) : "ok", n < 0 ? errno : 0);
+	return 0;
+}
+
+static int do_errq(int argc, char **argv)
+{
+	uint32_t node = 0, count = 1, min = 0, max = 100, i, seq, len;
+	uint32_t nfail = 0, expect = 0, next[2] = { 0, 0 };
+	uint16_t port[2] = { 0, 0 }, p;
+	int wait_ms = 10000, gap_us = 0, opt, fd, err, k, rc;
+	uint8_t *seen[2], *buf;
+	uint64_t last;
+
+	while ((opt = getopt(argc, argv, "d:p:q:n:m:M:w:x:i:")) != -1) {
+		switch (opt) {
+		case 'i': gap_us = atoi(optarg); break;
+		case 'd': node = strtoul(optarg, NULL, 0); break;
+		case 'p': port[0] = strtoul(optarg, NULL, 0); break;
+		case 'q': port[1] = strtoul(optarg, NULL, 0); break;
+		case 'n': count = strtoul(optarg, NULL, 0); break;
+		case 'm': min = strtoul(optarg, NULL, 0); break;
+		case 'M': max = strtoul(optarg, NULL, 0); break;
+		case 'w': wait_ms = atoi(optarg); break;
+		case 'x': expect = strtoul(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (!port[0] || max < min || max > GRIM_MAX_PAYLOAD)
+		return 2;
+	buf = malloc(GRIM_MAX_PAYLOAD);
+	seen[0] = calloc(count + 1, 1);
+	seen[1] = calloc(count + 1, 1);
+	fd = open_sock(0, 0);
+	srand(1);
+	for (i = 0; i < count; i++) {
+		k = port[1] && (i & 1);
+		len = min + (max > min ? (uint32_t)rand() % (max - min + 1) : 0);
+		fill(buf, len, 1, next[k]);
+		if (send_one(fd, node, port[k], buf, len, 1, next[k], 0) < 0) {
+			printf("errq: send %u to port %u: %s (errno %d)\n", i,
+			       port[k], strerror(errno), errno);
+			return 1;
+		}
+		next[k]++;
+		if (gap_us)
+			usleep(gap_us);
+	}
+	printf("errq: sent %u to port %u, %u to port %u\n", next[0], port[0],
+	       next[1], port[1]);
+	last = now_ms();
+	while (now_ms() - last < (uint64_t)wait_ms && (!expect || nfail < expect)) {
+		struct pollfd pf = { .fd = fd, .events = 0 };
+
+		rc = errq_read(fd, &p, &seq, &err, &len);
+		if (rc < 0)
+			return 1;
+		if (!rc) {
+			poll(&pf, 1, 100);
+			continue;
+		}
+		k = p == port[0] ? 0 : p == port[1] ? 1 : -1;
+		if (k < 0 || seq >= next[k] || seen[k][seq]) {
+			printf("errq: report of port %u seq %u: %s\n", p, seq,
+			       k < 0 || seq >= next[k] ? "never sent" : "twice");
+			return 1;
+		}
+		seen[k][seq] = 1;
+		nfail++;
+		printf("failed %u:%u errno %d len %u\n", p, seq, err, len);
+		last = now_ms();
+	}
+	/* Anything more would be a report too many. */
+	usleep(200000);
+	while ((rc = errq_read(fd, &p, &seq, &err, &len)) > 0) {
+		printf("errq: one report too many: port %u seq %u\n", p, seq);
+		return 1;
+	}
+	printf("errq: %u failed\n", nfail);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -510,6 +734,10 @@ int main(int argc, char **argv)
 		return do_duplex(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bound"))
 		return do_bound(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "wedge"))
+		return do_wedge(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "errq"))
+		return do_errq(argc - 1, argv + 1);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return 2;
 }

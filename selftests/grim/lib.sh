@@ -302,10 +302,12 @@ stat() {
 	nsx "$1" ethtool -S grim0 | awk -v k="$2:" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }'
 }
 # wait_peer_up HOST NODE: wait until HOST can send to NODE (hello discovery).
+# The probe goes to port 9, where nobody listens: NODE's NI answers with a
+# REJECT, which comes back to the probe as its ECONNREFUSED report.
 wait_peer_up() {
 	local i
 	for ((i = 0; i < 100; i++)); do
-		nsx "$1" "$RDM" send -d "$2" -p 9 -n 1 -M 0 -R 0 >/dev/null 2>&1 && return 0
+		nsx "$1" "$RDM" errq -d "$2" -p 9 -n 1 -M 0 -x 1 -w 3000 >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	fail "host $1 never reached node $2"

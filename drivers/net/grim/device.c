@@ -59,14 +59,25 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_DROP_NOMEM] = "rx_drop_no_memory",
 	[GRIM_STAT_DROP_LIMIT] = "rx_drop_table_full",
 	[GRIM_STAT_DROP_BAD_ACK] = "rx_drop_bad_ack",
+	[GRIM_STAT_DROP_REJECTED] = "rx_drop_stream_rejected",
+	[GRIM_STAT_TX_REJECTS] = "tx_rejects",
+	[GRIM_STAT_RX_REJECTS] = "rx_rejects",
+	[GRIM_STAT_REASM_TIMEOUTS] = "rx_reassembly_timeouts",
+	[GRIM_STAT_NODE_CONFLICTS] = "rx_node_id_conflicts",
+	[GRIM_STAT_TX_ABORTS] = "tx_aborts",
+	[GRIM_STAT_MSGS_RECUT] = "tx_msgs_recut",
 	[GRIM_STAT_TX_ERRORS] = "tx_errors",
 };
 
 static int grim_open(struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
+	int err;
 
-	return grim_ni_start(ni);
+	err = grim_ni_start(ni);
+	if (!err)	/* a node id conflict may have taken the carrier */
+		netif_stacked_transfer_operstate(ni->lower, dev);
+	return err;
 }
 
 static int grim_stop(struct net_device *dev)
@@ -94,7 +105,7 @@ static void grim_get_stats64(struct net_device *dev,
 	s->tx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_TX_BYTES]);
 	s->rx_packets = atomic_long_read(&ni->stats[GRIM_STAT_RX_MSGS]);
 	s->rx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_RX_BYTES]);
-	for (i = GRIM_STAT_DROP_SHORT; i <= GRIM_STAT_DROP_BAD_ACK; i++)
+	for (i = GRIM_STAT_DROP_SHORT; i <= GRIM_STAT_DROP_REJECTED; i++)
 		drops += atomic_long_read(&ni->stats[i]);
 	s->rx_dropped = drops;
 	s->rx_crc_errors = atomic_long_read(&ni->stats[GRIM_STAT_DROP_CSUM]);
@@ -238,6 +249,18 @@ static const struct ethtool_ops grim_ethtool_ops = {
 	.get_channels		= grim_get_channels,
 };
 
+/* The last reference to the grim netdev is gone: so is the NI's use of
+ * its lower device.
+ */
+static void grim_destructor(struct net_device *dev)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	if (ni->lower_held)
+		netdev_put(ni->lower, &ni->lower_tracker);
+	ni->lower_held = false;
+}
+
 static void grim_setup(struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
@@ -245,6 +268,7 @@ static void grim_setup(struct net_device *dev)
 	dev->netdev_ops = &grim_netdev_ops;
 	dev->ethtool_ops = &grim_ethtool_ops;
 	dev->needs_free_netdev = true;
+	dev->priv_destructor = grim_destructor;
 	dev->type = ARPHRD_NONE;
 	dev->addr_len = sizeof(__be32);
 	dev->hard_header_len = 0;
@@ -403,6 +427,11 @@ static int grim_newlink(struct net *src_net, struct net_device *dev,
 	err = register_netdevice(dev);
 	if (err)
 		return err;
+	/* RTNL is held: the lower cannot have gone since we looked it up.
+	 * Held until grim_destructor(), like a VLAN holds its real device.
+	 */
+	netdev_hold(lower, &ni->lower_tracker, GFP_KERNEL);
+	ni->lower_held = true;
 	err = netdev_upper_dev_link(lower, dev, extack);
 	if (err) {
 		unregister_netdevice(dev);
@@ -498,6 +527,9 @@ static int grim_lower_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
 		netif_stacked_transfer_operstate(dev, ni->dev);
+		break;
+	case NETDEV_CHANGEMTU:
+		grim_ni_lower_mtu(ni);
 		break;
 	}
 	return NOTIFY_DONE;

@@ -39,6 +39,8 @@
 #define GRIM_OOO_MEM		(32 << 20)	/* bytes held so, per NI */
 
 #define GRIM_DEF_HELLO_MS	1000
+#define GRIM_TENTATIVE_PROBES	3	/* tentative hellos before the first */
+#define GRIM_TENTATIVE_MS	100	/* between them, and after the last */
 #define GRIM_DEF_DEAD_MS	4000
 #define GRIM_DEF_RTO_MS		20
 #define GRIM_MAX_RTO_MS		1000
@@ -100,6 +102,13 @@ enum grim_stat {
 	GRIM_STAT_DROP_NOMEM,
 	GRIM_STAT_DROP_LIMIT,
 	GRIM_STAT_DROP_BAD_ACK,
+	GRIM_STAT_DROP_REJECTED,
+	GRIM_STAT_TX_REJECTS,
+	GRIM_STAT_RX_REJECTS,
+	GRIM_STAT_REASM_TIMEOUTS,
+	GRIM_STAT_NODE_CONFLICTS,
+	GRIM_STAT_TX_ABORTS,
+	GRIM_STAT_MSGS_RECUT,
 	GRIM_STAT_TX_ERRORS,
 	GRIM_STAT_MAX
 };
@@ -139,6 +148,7 @@ struct grim_txs {
 	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
 	unsigned long backoff;		/* jiffies, backs off on NACKs */
 	unsigned long hole_sent;	/* jiffies of the last hole resent */
+	unsigned long refused_since;	/* jiffies: first NACK of a refusal */
 	u32 hole_mark;		/* next_sent then: first frame sent after it */
 	u32 rtx_next;		/* in recovery: holes before this were resent */
 	u8 dupacks;
@@ -147,6 +157,21 @@ struct grim_txs {
 	bool fast;		/* filling holes until recover is acked */
 	bool probed;		/* the timer has sent its loss probe */
 	bool dead;		/* NI stopping: timer must not rearm */
+	bool skip;		/* frame skip_seq goes with GRIM_XF_SKIP */
+	u32 skip_seq;		/* the first frame after frames given up */
+	u32 skip_from;		/* the first frame given up */
+	bool aborting;		/* asked the receiver to give up frames to
+				 * abort_to (ABORT): nothing is sent, no
+				 * ACK heeded, until it answers
+				 */
+	u32 abort_to;
+};
+
+/* What a receive stream is doing with the message at rcv_nxt. */
+enum grim_rx_state {
+	GRIM_RX_IDLE,		/* between messages */
+	GRIM_RX_REASM,		/* reassembling it, room reserved for it */
+	GRIM_RX_DISCARD,	/* taking its frames, to reject it at the last */
 };
 
 /* Receiver side of one stream: the peer's src_chan to our dst_chan. */
@@ -156,15 +181,24 @@ struct grim_rxs {
 	u16 src_chan;
 	u16 dst_chan;
 	u32 rcv_nxt;		/* next expected frame */
+	u8 state;		/* enum grim_rx_state */
+	u8 reason;		/* DISCARD, rejected: enum grim_reject_reason */
 	bool refused;		/* NACKed rcv_nxt; drop until it returns */
-	bool discard;		/* message for no endpoint: consume quietly */
+	bool rejected;		/* REJECTed rcv_nxt, the last frame of a
+				 * message; drop until the sender skips it
+				 */
+	bool aborted;		/* gave up frames to abort_to on an ABORT */
+	u32 abort_to;		/* ... the ABORT's last frame */
+	u32 rej_from;		/* @from of the next REJECT sent */
 	u8 unacked;		/* frames accepted since the last ACK */
 	struct list_head ack_link;	/* on peer->ack_list: ACK owed */
+	struct list_head reasm_link;	/* on peer->reasm_list: REASM */
+	unsigned long reasm_stamp;	/* jiffies of its last frame */
 	struct grim_ep *ep;	/* endpoint of the message in reassembly */
 	struct sk_buff_head ooo;	/* frames past a gap, by sequence */
 	struct sk_buff *reasm;	/* message in reassembly (payload) */
 	struct sk_buff *reasm_tail;
-	u32 reasm_want;		/* its payload length */
+	u32 reasm_want;		/* its payload length, and the room reserved */
 	u32 reasm_got;		/* bytes of it received so far */
 };
 
@@ -187,6 +221,7 @@ struct grim_peer {
 	unsigned int ntx;
 	unsigned int nrx;
 	struct list_head ack_list;	/* rx streams owing a delayed ACK */
+	struct list_head reasm_list;	/* rx streams reassembling */
 	struct timer_list ack_timer;	/* sends them */
 	struct hlist_head txs[1 << GRIM_STREAM_HASH_BITS];
 	struct hlist_head rxs[1 << GRIM_STREAM_HASH_BITS];
@@ -195,7 +230,13 @@ struct grim_peer {
 
 struct grim_ni {
 	struct net_device *dev;		/* the grim netdev */
-	struct net_device *lower;	/* Ethernet device we run on */
+	/* The Ethernet device we run on, held from newlink until the NI's
+	 * destructor: anything that reaches the NI (under RCU, or holding
+	 * the grim netdev) may use it.
+	 */
+	struct net_device *lower;
+	netdevice_tracker lower_tracker;
+	bool lower_held;
 	struct list_head list;		/* grim_net->nis, RCU; RTNL for writes */
 	struct list_head all;		/* grim_all_nis, RTNL */
 	struct packet_type pt;
@@ -210,6 +251,11 @@ struct grim_ni {
 	u32 window;
 	u8 data_crc;		/* enum grim_data_crc */
 	u32 base_gen;
+	unsigned long started;		/* jiffies: the NI started */
+	unsigned long defended;		/* jiffies: answered a tentative hello */
+	u8 tentative;			/* tentative hellos still to send */
+	bool conflict;			/* another NI has our node id */
+	bool conflict_done;		/* ... and our peers were failed */
 	unsigned int npeers;
 	struct grim_peer *self;
 	struct hlist_head peers[1 << GRIM_PEER_HASH_BITS];
@@ -267,6 +313,7 @@ struct grim_net {
 };
 
 struct grim_net *grim_pernet(struct net *net);
+struct grim_ni *grim_ni_find(struct net *net, u32 node);
 extern struct list_head grim_all_nis;
 
 /* device.c */
@@ -294,8 +341,10 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 struct grim_peer *grim_peer_lookup(struct grim_ni *ni, u32 node);
 int grim_ni_start(struct grim_ni *ni);
 void grim_ni_stop(struct grim_ni *ni);
+void grim_ni_lower_mtu(struct grim_ni *ni);
 void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 			 const struct grim_link_hdr *lh);
+void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb);
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 			     const struct grim_link_hdr *lh);
 void grim_hello_timer(struct timer_list *t);
@@ -310,7 +359,10 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
 		     const struct grim_ctl_msg *cm, u64 held,
 		     bool piggybacked);
+void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
+			const struct grim_ctl_msg *cm, u16 reason, u32 from);
 void grim_peer_push_all(struct grim_peer *peer);
+void grim_peer_lower_mtu(struct grim_peer *peer);
 
 /* rx.c */
 void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
@@ -320,6 +372,9 @@ struct grim_rxs *grim_rxs_find(struct grim_peer *peer, u16 src_chan,
 			       u16 dst_chan);
 void grim_rxs_acked(struct grim_rxs *rxs);
 void grim_ack_timer(struct timer_list *t);
+void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout);
+void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
+		   const struct grim_ctl_msg *cm);
 
 /* peer_cfg.c */
 int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,

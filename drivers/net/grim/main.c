@@ -24,24 +24,21 @@ struct grim_net *grim_pernet(struct net *net)
 	return net_generic(net, grim_net_id);
 }
 
-struct grim_ni *grim_ni_route(struct net *net, u32 node)
+/* The running NI of @net that reaches @node, if any.  RCU held; the NI
+ * (and its lower device) stays valid until rcu_read_unlock().
+ */
+struct grim_ni *grim_ni_find(struct net *net, u32 node)
 {
-	struct grim_ni *ni, *found = NULL;
+	struct grim_ni *ni;
 
-	rcu_read_lock();
 	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
-		if (!READ_ONCE(ni->running))
+		if (!READ_ONCE(ni->running) || READ_ONCE(ni->conflict))
 			continue;
-		if (ni->node == node || grim_peer_lookup(ni, node)) {
-			found = ni;
-			dev_hold(ni->dev);
-			break;
-		}
+		if (ni->node == node || grim_peer_lookup(ni, node))
+			return ni;
 	}
-	rcu_read_unlock();
-	return found;
+	return NULL;
 }
-EXPORT_SYMBOL_GPL(grim_ni_route);
 
 u32 grim_ni_local_node(struct net *net)
 {
@@ -60,15 +57,16 @@ u32 grim_ni_local_node(struct net *net)
 }
 EXPORT_SYMBOL_GPL(grim_ni_local_node);
 
-void grim_ni_put(struct grim_ni *ni)
+unsigned int grim_ni_headroom(struct net *net)
 {
-	dev_put(ni->dev);
-}
-EXPORT_SYMBOL_GPL(grim_ni_put);
+	unsigned int hh = LL_MAX_HEADER;
+	struct grim_ni *ni;
 
-unsigned int grim_ni_headroom(const struct grim_ni *ni)
-{
-	return LL_RESERVED_SPACE(ni->lower) + GRIM_DATA_HLEN + GRIM_MSG_HLEN;
+	rcu_read_lock();
+	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list)
+		hh = max_t(unsigned int, hh, LL_RESERVED_SPACE(ni->lower));
+	rcu_read_unlock();
+	return hh + GRIM_DATA_HLEN + GRIM_MSG_HLEN;
 }
 EXPORT_SYMBOL_GPL(grim_ni_headroom);
 

@@ -79,6 +79,7 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	peer->lgen = ni->base_gen;
 	peer->last_rx = jiffies;
 	INIT_LIST_HEAD(&peer->ack_list);
+	INIT_LIST_HEAD(&peer->reasm_list);
 	timer_setup(&peer->ack_timer, grim_ack_timer, 0);
 	return peer;
 }
@@ -138,8 +139,16 @@ static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
 	grim_peer_push_all(peer);
 }
 
-static void grim_send_probe(struct grim_ni *ni, struct grim_peer *peer,
-			    bool answer)
+static u32 grim_ni_age_ms(const struct grim_ni *ni)
+{
+	unsigned long age = jiffies - ni->started;
+
+	return min_t(unsigned long, jiffies_to_msecs(age), U32_MAX);
+}
+
+/* A hello: unicast to @peer (a probe), or broadcast when @peer is NULL. */
+static void grim_send_hello_to(struct grim_ni *ni, struct grim_peer *peer,
+			       u32 flags)
 {
 	struct grim_hello *h;
 	struct sk_buff *skb;
@@ -148,31 +157,92 @@ static void grim_send_probe(struct grim_ni *ni, struct grim_peer *peer,
 	if (!skb)
 		return;
 	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
-			   GRIM_FT_HELLO, GRIM_FF_PROBE, 0);
+			   GRIM_FT_HELLO, peer ? GRIM_FF_PROBE : 0, 0);
 	h = skb_put(skb, sizeof(*h));
-	h->flags = htonl(answer ? 1 : 0);
+	h->flags = htonl(flags);
 	h->hello_ms = htonl(ni->hello_ms);
+	h->age_ms = htonl(grim_ni_age_ms(ni));
 	grim_frame_finish(skb);
 	grim_count(ni, peer, GRIM_STAT_TX_HELLOS);
 	grim_xmit(ni, peer, skb);
 }
 
+static void grim_send_probe(struct grim_ni *ni, struct grim_peer *peer,
+			    bool answer)
+{
+	grim_send_hello_to(ni, peer, answer ? GRIM_HF_ANSWER : 0);
+}
+
 static void grim_send_hello(struct grim_ni *ni)
 {
-	struct grim_hello *h;
-	struct sk_buff *skb;
+	grim_send_hello_to(ni, NULL, ni->tentative ? GRIM_HF_TENTATIVE : 0);
+}
 
-	skb = grim_ctl_alloc(ni, GRIM_LINK_HLEN + sizeof(*h));
-	if (!skb)
+/* Another NI on the segment has our node id: we are the newcomer, or the
+ * younger of two.  The link loses its carrier and stays silent until its
+ * node id is changed (link down, set, up): the other NI keeps the node
+ * id, and its peers their sessions.
+ */
+static void grim_ni_yield(struct grim_ni *ni, const u8 *mac)
+{
+	if (READ_ONCE(ni->conflict))
 		return;
-	grim_link_hdr_init(ni, NULL, skb_put(skb, GRIM_LINK_HLEN),
-			   GRIM_FT_HELLO, 0, 0);
-	h = skb_put(skb, sizeof(*h));
-	h->flags = 0;
-	h->hello_ms = htonl(ni->hello_ms);
-	grim_frame_finish(skb);
-	grim_count(ni, NULL, GRIM_STAT_TX_HELLOS);
-	grim_xmit(ni, NULL, skb);
+	WRITE_ONCE(ni->conflict, true);
+	netif_carrier_off(ni->dev);
+	if (net_ratelimit())
+		netdev_warn(ni->dev,
+			    "node id %u is in use by %pM: link off until its node id changes\n",
+			    ni->node, mac);
+}
+
+/* A hello that claims our node id, from another NI.  Softirq. */
+void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb)
+{
+	const struct grim_hello *h;
+	const u8 *mac, *own = ni->lower->dev_addr;
+	bool tentative, older;
+	u32 flags, age;
+
+	if (!skb_mac_header_was_set(skb) || skb->mac_len < ETH_HLEN ||
+	    !pskb_may_pull(skb, GRIM_LINK_HLEN + sizeof(*h)))
+		return;
+	mac = eth_hdr(skb)->h_source;
+	if (ether_addr_equal(mac, own))
+		return;		/* our own hello, reflected */
+	grim_count(ni, NULL, GRIM_STAT_NODE_CONFLICTS);
+	h = (const struct grim_hello *)(skb->data + GRIM_LINK_HLEN);
+	flags = ntohl(h->flags);
+	age = ntohl(h->age_ms);
+	tentative = flags & GRIM_HF_TENTATIVE;
+	if (tentative && !ni->tentative) {
+		/* A newcomer checks our node id: show it we hold it. */
+		if (time_after(jiffies, ni->defended + HZ / 10) &&
+		    !READ_ONCE(ni->conflict)) {
+			ni->defended = jiffies;
+			grim_send_hello(ni);
+		}
+		if (net_ratelimit())
+			netdev_info(ni->dev, "%pM tried to take our node id %u\n",
+				    mac, ni->node);
+		return;
+	}
+	if (!tentative && ni->tentative) {
+		grim_ni_yield(ni, mac);		/* it was there first */
+		return;
+	}
+	/* Both checking, or both running (two segments joined): the one
+	 * that ran longer keeps the node id; the lower MAC breaks a tie.
+	 */
+	older = tentative ? false : grim_ni_age_ms(ni) > age;
+	if (!older && (tentative || grim_ni_age_ms(ni) == age))
+		older = memcmp(own, mac, ETH_ALEN) < 0;
+	if (older) {
+		if (net_ratelimit())
+			netdev_warn(ni->dev, "node id %u is also used by %pM\n",
+				    ni->node, mac);
+		return;
+	}
+	grim_ni_yield(ni, mac);
 }
 
 /* Account a newer or first generation of the peer.  Returns false for a
@@ -249,6 +319,9 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 	struct grim_peer *peer;
 	bool answer;
 
+	if (READ_ONCE(ni->conflict))
+		return;
+
 	if (!pskb_may_pull(skb, GRIM_LINK_HLEN + sizeof(*h))) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_SHORT);
 		return;
@@ -257,6 +330,8 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 	h = (const struct grim_hello *)(lh + 1);
 	if (node == ni->node)
 		return;		/* our own probe to ourselves: nothing to do */
+	if (ntohl(h->flags) & GRIM_HF_TENTATIVE)
+		return;		/* not on the segment yet */
 
 	peer = grim_peer_lookup(ni, node);
 	if (!peer)
@@ -282,9 +357,9 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 		grim_peer_set_up(ni, peer);
 	/* Answer a peer that is not sure of us, or that we are unsure of. */
 	answer = peer->state != GRIM_PEER_UP ||
-		 (probe && (ntohl(h->flags) & 1)) ||
+		 (probe && (ntohl(h->flags) & GRIM_HF_ANSWER)) ||
 		 (probe && ntohl(lh->dst_gen) != peer->lgen);
-	if (answer)
+	if (answer && !ni->tentative)
 		grim_send_probe(ni, peer, peer->state != GRIM_PEER_UP);
 out:
 	spin_unlock(&peer->lock);
@@ -292,8 +367,9 @@ out:
 
 static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
 {
-	netdev_info(ni->dev, "peer %u down: silent for %u ms\n", peer->node,
-		    ni->dead_ms);
+	if (net_ratelimit())	/* a remote host decides how often */
+		netdev_info(ni->dev, "peer %u down: silent for %u ms\n",
+			    peer->node, ni->dead_ms);
 	grim_count(ni, peer, GRIM_STAT_PEER_DOWN);
 	peer->state = GRIM_PEER_DOWN;
 	trace_grim_peer_state(peer->node, peer->state);
@@ -302,6 +378,29 @@ static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
 	peer->lgen = grim_gen_next(peer->lgen);
 	peer->rgen = 0;
 	peer->rbase = 0;
+}
+
+/* Fail every message queued on the NI (its node id is taken).  Timer. */
+static void grim_ni_fail_all(struct grim_ni *ni, int err)
+{
+	struct grim_peer *peer;
+	int i;
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
+		hlist_for_each_entry_rcu(peer, &ni->peers[i], link) {
+			spin_lock_bh(&peer->lock);
+			grim_peer_flush(peer, err);
+			if (peer != ni->self && peer->state != GRIM_PEER_DOWN) {
+				peer->state = GRIM_PEER_DOWN;
+				peer->lgen = grim_gen_next(peer->lgen);
+				peer->rgen = 0;
+				peer->rbase = 0;
+			}
+			spin_unlock_bh(&peer->lock);
+		}
+	}
+	rcu_read_unlock();
 }
 
 /* Every hello_ms: announce ourselves, probe new peers, reap silent ones. */
@@ -314,11 +413,31 @@ void grim_hello_timer(struct timer_list *t)
 
 	if (!READ_ONCE(ni->running))
 		return;
+	if (READ_ONCE(ni->conflict)) {
+		/* Silent; what was queued fails, once. */
+		if (!ni->conflict_done) {
+			ni->conflict_done = true;
+			grim_ni_fail_all(ni, -EADDRINUSE);
+		}
+		return;
+	}
+	if (ni->tentative) {
+		/* Is our node id free?  Ask, then wait for an answer. */
+		ni->tentative--;
+		if (ni->tentative) {
+			grim_send_hello(ni);
+			mod_timer(&ni->hello_timer,
+				  jiffies + msecs_to_jiffies(GRIM_TENTATIVE_MS));
+			return;
+		}
+	}
 	grim_send_hello(ni);
 
 	rcu_read_lock();
 	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
 		hlist_for_each_entry_rcu(peer, &ni->peers[i], link) {
+			if (!list_empty_careful(&peer->reasm_list))
+				grim_peer_expire_reasm(peer, dead);
 			if (peer == ni->self)
 				continue;
 			spin_lock_bh(&peer->lock);
@@ -342,6 +461,12 @@ int grim_ni_start(struct grim_ni *ni)
 	struct grim_peer *self;
 
 	ni->base_gen = grim_gen_now();
+	ni->started = jiffies;
+	ni->defended = jiffies - HZ;
+	/* One more than the hellos: the last round only waits. */
+	ni->tentative = GRIM_TENTATIVE_PROBES + 1;
+	WRITE_ONCE(ni->conflict, false);
+	ni->conflict_done = false;
 	self = grim_peer_alloc(ni, ni->node);
 	if (!self)
 		return -ENOMEM;
@@ -430,4 +555,21 @@ void grim_ni_stop(struct grim_ni *ni)
 	hlist_for_each_entry_safe(peer, tmp, &gone, link)
 		grim_peer_free(peer);
 	ni->npeers = 0;
+}
+
+/* The lower device's MTU changed (RTNL held): every stream cuts again
+ * what no longer fits.
+ */
+void grim_ni_lower_mtu(struct grim_ni *ni)
+{
+	struct grim_peer *peer;
+	int i;
+
+	if (!READ_ONCE(ni->running))
+		return;
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(ni->peers); i++)
+		hlist_for_each_entry_rcu(peer, &ni->peers[i], link)
+			grim_peer_lower_mtu(peer);
+	rcu_read_unlock();
 }

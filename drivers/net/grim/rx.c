@@ -14,6 +14,13 @@
  * NACKed and the stream refuses everything until that frame comes back.
  * Frames are ACKed only once they are in the endpoint's queue or in a
  * reassembly the endpoint made room for: an ACK is never taken back.
+ *
+ * A message that cannot be delivered (no endpoint is bound to its port,
+ * or its reassembly stalled for dead_ms and was given up, its room given
+ * back) is consumed frame by frame up to its last frame, which is not
+ * taken: a REJECT names it instead, and the sender fails that message
+ * and goes on with the next frame flagged GRIM_XF_SKIP.  So the last
+ * frame of a message is ACKed only when the message was delivered.
  * The ACK of a completed message waits GRIM_ACK_DELAY for a data frame
  * going back on the reverse stream to carry it; every GRIM_ACK_EVERY
  * frames, on a closed gap, on duplicates and when the sender asks (its
@@ -63,6 +70,7 @@ static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 	rxs->dst_chan = dst_chan;
 	__skb_queue_head_init(&rxs->ooo);
 	INIT_LIST_HEAD(&rxs->ack_link);
+	INIT_LIST_HEAD(&rxs->reasm_link);
 	hlist_add_head(&rxs->link, &peer->rxs[grim_rxs_key(src_chan, dst_chan)]);
 	peer->nrx++;
 	return rxs;
@@ -79,6 +87,7 @@ static void grim_rxs_purge_ooo(struct grim_rxs *rxs)
 	}
 }
 
+/* Drop the message in reassembly and give its room back. */
 static void grim_rxs_abort(struct grim_rxs *rxs)
 {
 	kfree_skb(rxs->reasm);
@@ -89,17 +98,27 @@ static void grim_rxs_abort(struct grim_rxs *rxs)
 		grim_ep_put(rxs->ep);
 	}
 	rxs->ep = NULL;
+	list_del_init(&rxs->reasm_link);
+}
+
+/* Back to between messages. */
+static void grim_rxs_idle(struct grim_rxs *rxs)
+{
+	grim_rxs_abort(rxs);
+	rxs->state = GRIM_RX_IDLE;
+	rxs->reason = 0;
 	rxs->reasm_want = 0;
 	rxs->reasm_got = 0;
-	rxs->discard = false;
 }
 
 void grim_rxs_reset(struct grim_rxs *rxs)
 {
-	grim_rxs_abort(rxs);
+	grim_rxs_idle(rxs);
 	grim_rxs_purge_ooo(rxs);
 	rxs->rcv_nxt = 0;
 	rxs->refused = false;
+	rxs->rejected = false;
+	rxs->aborted = false;
 	grim_rxs_acked(rxs);
 }
 
@@ -127,17 +146,19 @@ void grim_ack_timer(struct timer_list *t)
 	spin_unlock_bh(&peer->lock);
 }
 
-/* ACK or NACK @seq of stream @rxs.  Peer lock held. */
+/* ACK, NACK or REJECT @seq of stream @rxs.  Peer lock held. */
 static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			  struct grim_rxs *rxs, u8 type, u32 seq)
 {
 	bool sack = type == GRIM_FT_ACK && !skb_queue_empty(&rxs->ooo);
+	bool rej = type == GRIM_FT_REJECT;
 	struct grim_ctl_msg *cm;
 	struct sk_buff *skb, *pos;
 	u64 held = 0;
 
 	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN +
-			     (sack ? sizeof(struct grim_sack) : 0));
+			     (sack ? sizeof(struct grim_sack) : 0) +
+			     (rej ? sizeof(struct grim_reject) : 0));
 	if (!skb)
 		return;
 	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN), type,
@@ -158,27 +179,118 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		((struct grim_sack *)skb_put(skb, sizeof(struct grim_sack)))->held =
 			cpu_to_be64(held);
 	}
+	if (rej) {
+		struct grim_reject *r = skb_put(skb, sizeof(*r));
+
+		r->reason = htons(rxs->reason);
+		r->reserved = 0;
+		r->from = htonl(rxs->rej_from);
+	}
 	grim_frame_finish(skb);
 	grim_count(ni, peer, type == GRIM_FT_ACK ? GRIM_STAT_TX_ACKS :
-						   GRIM_STAT_TX_NACKS);
+			     rej ? GRIM_STAT_TX_REJECTS : GRIM_STAT_TX_NACKS);
 	grim_xmit(ni, peer, skb);
 	if (type == GRIM_FT_ACK)
 		grim_rxs_acked(rxs);
 }
 
+/* Hand a complete message to @ep, in place of the @reserved bytes it
+ * made room for; consumes the reference to @ep.
+ */
 static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
-			    struct grim_ep *ep, struct sk_buff *skb)
+			    struct grim_ep *ep, struct sk_buff *skb,
+			    unsigned int reserved)
 {
 	trace_grim_msg_rx(peer->node, GRIM_MSG_CB(skb)->src_port,
 			  GRIM_MSG_CB(skb)->dst_port, skb->len);
 	grim_count(ni, peer, GRIM_STAT_RX_MSGS);
 	grim_count_add(ni, peer, GRIM_STAT_RX_BYTES, skb->len);
-	grim_ep_deliver(ep, skb, skb->len);
+	grim_ep_deliver(ep, skb, reserved);
 	grim_ep_put(ep);
 }
 
-/* The first frame of a message, in sequence.  Returns 0 when the frame
- * was taken (the stream advances), or a stat to count and drop it by.
+/* The message whose last frame is @seq will not be delivered, for
+ * @reason: leave that frame untaken, tell the sender, and wait for its
+ * next frame, flagged GRIM_XF_SKIP.  Peer lock held.
+ */
+static void grim_rxs_reject(struct grim_ni *ni, struct grim_peer *peer,
+			    struct grim_rxs *rxs, u32 seq, u8 reason)
+{
+	grim_rxs_idle(rxs);
+	grim_rxs_purge_ooo(rxs);
+	rxs->rejected = true;
+	rxs->reason = reason;
+	rxs->rej_from = seq;
+	grim_send_ctl(ni, peer, rxs, GRIM_FT_REJECT, seq);
+}
+
+/* An ABORT: the sender gives up frames up to ctl_msg.seq, to cut them
+ * again.  Drop what is held of a message not complete, go on after
+ * them, and say where we stood (include/uapi/linux/grim.h).  Peer lock
+ * held.
+ */
+void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
+		   const struct grim_ctl_msg *cm)
+{
+	u32 to = ntohl(cm->seq);
+	struct grim_rxs *rxs;
+	u8 reason;
+
+	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
+	if (!rxs) {
+		grim_count(ni, peer, GRIM_STAT_DROP_LIMIT);
+		return;
+	}
+	if (!rxs->aborted || rxs->abort_to != to) {
+		/* The sender sends nothing past @to before our answer. */
+		rxs->rej_from = grim_seq_after(rxs->rcv_nxt, to) ? to + 1 :
+				rxs->rcv_nxt;
+		grim_rxs_idle(rxs);
+		grim_rxs_purge_ooo(rxs);
+		rxs->refused = false;
+		rxs->rejected = false;
+		rxs->rcv_nxt = to + 1;
+		rxs->aborted = true;
+		rxs->abort_to = to;
+	}
+	/* The REJECT names rej_from, and the reason of an ABORT. */
+	reason = rxs->reason;
+	rxs->reason = GRIM_REJ_ABORTED;
+	grim_send_ctl(ni, peer, rxs, GRIM_FT_REJECT, to);
+	rxs->reason = reason;
+}
+
+/* Give up reassemblies that made no progress for @timeout jiffies: their
+ * room goes back to the endpoint, the rest of their frames is taken and
+ * the message rejected at its last frame.  From the hello timer.
+ */
+void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
+{
+	struct grim_rxs *rxs, *tmp;
+
+	spin_lock_bh(&peer->lock);
+	list_for_each_entry_safe(rxs, tmp, &peer->reasm_list, reasm_link) {
+		if (time_before(jiffies, rxs->reasm_stamp + timeout))
+			continue;
+		grim_count(peer->ni, peer, GRIM_STAT_REASM_TIMEOUTS);
+		grim_rxs_abort(rxs);
+		rxs->state = GRIM_RX_DISCARD;
+		rxs->reason = GRIM_REJ_TIMEOUT;
+	}
+	spin_unlock_bh(&peer->lock);
+}
+
+/* What grim_rx_first() did with a frame, besides a stat to drop it by. */
+enum {
+	GRIM_RXF_TAKEN = 0,	/* consumed; the stream advances */
+	GRIM_RXF_APPEND = -1,	/* the caller appends it to the reassembly */
+	GRIM_RXF_REJECTED = -2,	/* a one-frame message rejected: consumed,
+				 * the stream does not advance
+				 */
+};
+
+/* The first frame of a message, in sequence.  Returns a GRIM_RXF_* or a
+ * stat to count and drop it by.
  */
 static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 			 struct grim_rxs *rxs, struct sk_buff *skb, u32 seq,
@@ -191,7 +303,7 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	struct grim_ep *ep;
 	int i;
 
-	if (rxs->reasm || rxs->ep)
+	if (rxs->state != GRIM_RX_IDLE)
 		return GRIM_STAT_DROP_FRAG;
 	if (!pskb_may_pull(skb, GRIM_DATA_HLEN + GRIM_MSG_HLEN))
 		return GRIM_STAT_DROP_SHORT;
@@ -211,15 +323,20 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 
 	ep = grim_ep_get(dev_net(ni->dev), rxs->dst_chan);
 	if (!ep) {
-		/* Nobody listens: the message is consumed, and counted. */
+		/* Nobody listens: the sender will be told, at the last
+		 * frame of the message.
+		 */
 		grim_count(ni, peer, GRIM_STAT_DROP_NO_EP);
-		if (!last) {
-			rxs->reasm_want = len;
-			rxs->reasm_got = plen;
-			rxs->discard = true;
-		}
 		kfree_skb(skb);
-		return 0;
+		if (last) {
+			grim_rxs_reject(ni, peer, rxs, seq, GRIM_REJ_NO_PORT);
+			return GRIM_RXF_REJECTED;
+		}
+		rxs->state = GRIM_RX_DISCARD;
+		rxs->reason = GRIM_REJ_NO_PORT;
+		rxs->reasm_want = len;
+		rxs->reasm_got = plen;
+		return GRIM_RXF_TAKEN;
 	}
 	if (!grim_ep_reserve(ep, len)) {
 		grim_ep_put(ep);
@@ -243,8 +360,8 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 		cb->arg[i] = ntohl(mh->arg[i]);
 
 	if (last) {
-		grim_rx_deliver(ni, peer, ep, skb);
-		return 0;
+		grim_rx_deliver(ni, peer, ep, skb, len);
+		return GRIM_RXF_TAKEN;
 	}
 	/* Frames may share their data with the sender's copy, so they are
 	 * chained under a head of our own rather than onto each other.
@@ -258,10 +375,13 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	memcpy(rxs->reasm->cb, skb->cb, sizeof(struct grim_msg_cb));
 	rxs->ep = ep;
+	rxs->state = GRIM_RX_REASM;
 	rxs->reasm_want = len;
 	rxs->reasm_got = 0;
 	rxs->reasm_tail = NULL;
-	return -1;	/* caller appends the frame */
+	rxs->reasm_stamp = jiffies;
+	list_add_tail(&rxs->reasm_link, &peer->reasm_list);
+	return GRIM_RXF_APPEND;
 }
 
 /* Move the page fragments of frame @skb into the reassembly head, and
@@ -346,31 +466,40 @@ static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
 		stat = grim_rx_first(ni, peer, rxs, skb, seq, last);
 		if (stat > 0)
 			goto drop;
-		if (stat < 0)
+		if (stat == GRIM_RXF_REJECTED)
+			return false;
+		if (stat == GRIM_RXF_APPEND)
 			grim_rx_append(rxs, skb);
 	} else {
 		plen = skb->len - GRIM_DATA_HLEN;
-		if ((!rxs->reasm && !rxs->discard) ||
+		if (rxs->state == GRIM_RX_IDLE ||
 		    ntohs(fh->offset) != rxs->reasm_got ||
 		    rxs->reasm_got + plen > rxs->reasm_want ||
 		    (last && rxs->reasm_got + plen != rxs->reasm_want)) {
 			stat = GRIM_STAT_DROP_FRAG;
 			goto drop;
 		}
-		if (rxs->discard) {
-			rxs->reasm_got += plen;
+		if (rxs->state == GRIM_RX_DISCARD) {
 			kfree_skb(skb);
+			if (last) {
+				grim_rxs_reject(ni, peer, rxs, seq,
+						rxs->reason);
+				return false;
+			}
+			rxs->reasm_got += plen;
 		} else {
 			skb_pull(skb, GRIM_DATA_HLEN);
 			grim_rx_append(rxs, skb);
-		}
-		if (last) {
-			if (rxs->reasm)
-				grim_rx_deliver(ni, peer, rxs->ep, rxs->reasm);
-			rxs->reasm = NULL;
-			rxs->reasm_tail = NULL;
-			rxs->ep = NULL;
-			rxs->discard = false;
+			rxs->reasm_stamp = jiffies;
+			if (last) {
+				list_del_init(&rxs->reasm_link);
+				grim_rx_deliver(ni, peer, rxs->ep, rxs->reasm,
+						rxs->reasm_want);
+				rxs->reasm = NULL;
+				rxs->reasm_tail = NULL;
+				rxs->ep = NULL;
+				grim_rxs_idle(rxs);
+			}
 		}
 	}
 	rxs->rcv_nxt++;
@@ -421,6 +550,32 @@ drop:
 	kfree_skb(skb);
 }
 
+/* Frame @skb, past rcv_nxt, flagged GRIM_XF_SKIP: its sender gave up
+ * the frames from the one its fragment header names up to it (their
+ * messages failed at the sender).  If this stream took every frame
+ * before those, it drops what it holds of the message in progress and
+ * goes on at @skb.  Returns true when it did.  Peer lock held.
+ */
+static bool grim_rx_skip(struct grim_ni *ni, struct grim_peer *peer,
+			 struct grim_rxs *rxs, struct sk_buff *skb)
+{
+	const struct grim_link_hdr *lh = (const struct grim_link_hdr *)skb->data;
+	const struct grim_ctl_msg *cm = (const struct grim_ctl_msg *)(lh + 1);
+	const struct grim_frag_hdr *fh = (const struct grim_frag_hdr *)(cm + 1);
+	u32 seq = ntohl(cm->seq), from = ntohl(fh->ack);
+
+	if (!(lh->xflags & GRIM_XF_SKIP) || lh->flags & GRIM_FF_ACK ||
+	    !(lh->flags & GRIM_FF_FIRST) ||
+	    grim_seq_after(from, rxs->rcv_nxt) || !grim_seq_before(from, seq))
+		return false;
+	grim_rxs_idle(rxs);
+	grim_rxs_purge_ooo(rxs);
+	rxs->refused = false;
+	rxs->rejected = false;
+	rxs->rcv_nxt = seq;
+	return true;
+}
+
 /* A DATA frame whose session checked out.  Peer lock held; consumes skb. */
 void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		  struct sk_buff *skb)
@@ -455,6 +610,22 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		grim_count(ni, peer, GRIM_STAT_DROP_LIMIT);
 		kfree_skb(skb);
 		return;
+	}
+	if (grim_seq_after(seq, rxs->rcv_nxt) && grim_rx_skip(ni, peer, rxs, skb))
+		seq = rxs->rcv_nxt;	/* the sender gave up what came before */
+	if (rxs->rejected) {
+		if (seq == rxs->rcv_nxt) {
+			/* The rejected frame again: the REJECT was lost. */
+			grim_count(ni, peer, GRIM_STAT_DROP_REJECTED);
+			kfree_skb(skb);
+			grim_send_ctl(ni, peer, rxs, GRIM_FT_REJECT, seq);
+			return;
+		}
+		if (grim_seq_after(seq, rxs->rcv_nxt)) {
+			grim_count(ni, peer, GRIM_STAT_DROP_REJECTED);
+			kfree_skb(skb);
+			return;
+		}
 	}
 	if (seq != rxs->rcv_nxt) {
 		if (rxs->refused && grim_seq_after(seq, rxs->rcv_nxt)) {

@@ -52,6 +52,8 @@ static u32 grim_stream_key(u16 a, u16 b)
 }
 
 static void grim_txs_timer(struct timer_list *t);
+static void grim_txs_send_abort(struct grim_txs *txs);
+static void grim_txs_aborted(struct grim_txs *txs, u32 from);
 
 static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 			  u16 src_chan, u16 dst_chan)
@@ -139,26 +141,70 @@ static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 	txs->snd_una = seq;
 	if (grim_seq_before(txs->snd_nxt, seq))
 		txs->snd_nxt = seq;
+	if (txs->skip && grim_seq_after(seq, txs->skip_seq))
+		txs->skip = false;	/* the receiver took the skip */
+}
+
+/* The message that frame @skb (unlinked, its last frame) completes, as
+ * its sender gave it: the message itself, or the frame when the message
+ * went whole; *@cb and *@len are set to describe it.
+ */
+static struct sk_buff *grim_frame_msg(struct grim_txs *txs,
+				      struct sk_buff *skb,
+				      struct grim_msg_cb *cb, unsigned int *len)
+{
+	const struct grim_msg_hdr *mh;
+	struct sk_buff *msg;
+	int i;
+
+	if (!GRIM_FRAME_CB(skb)->whole) {
+		msg = GRIM_FRAME_CB(skb)->msg;
+		*cb = *GRIM_MSG_CB(msg);
+		*len = msg->len;
+		return msg;
+	}
+	/* The frame's cb is the NI's now: read the message header. */
+	mh = (const struct grim_msg_hdr *)(skb->data + GRIM_DATA_HLEN);
+	memset(cb, 0, sizeof(*cb));
+	cb->node = txs->peer->node;
+	cb->src_port = txs->src_chan;
+	cb->dst_port = txs->dst_chan;
+	cb->handler = ntohl(mh->w3) & 0xffff;
+	for (i = 0; i < 4; i++)
+		cb->arg[i] = ntohl(mh->arg[i]);
+	*len = skb->len - GRIM_DATA_HLEN - GRIM_MSG_HLEN;
+	return skb;
+}
+
+/* Report the message that frame @skb (unlinked) completes as failed, and
+ * free the frame; a frame that completes no message is just freed.
+ */
+static void grim_frame_fail(struct grim_txs *txs, struct sk_buff *skb,
+			    int err)
+{
+	struct grim_ni *ni = txs->peer->ni;
+	struct grim_msg_cb cb;
+	struct sk_buff *msg;
+	unsigned int len;
+
+	if (!GRIM_FRAME_CB(skb)->whole && !GRIM_FRAME_CB(skb)->msg) {
+		kfree_skb(skb);
+		return;
+	}
+	grim_count(ni, txs->peer, GRIM_STAT_MSG_FAILED);
+	msg = grim_frame_msg(txs, skb, &cb, &len);
+	if (msg != skb)
+		kfree_skb(skb);
+	grim_ep_tx_failed(msg, &cb, len, err);
 }
 
 /* Fail everything queued; restart the stream at sequence 0. */
 void grim_txs_fail(struct grim_txs *txs, int err)
 {
-	struct grim_ni *ni = txs->peer->ni;
 	struct sk_buff *skb;
 
-	while ((skb = __skb_dequeue(&txs->frames))) {
-		if (GRIM_FRAME_CB(skb)->whole) {
-			grim_count(ni, txs->peer, GRIM_STAT_MSG_FAILED);
-			grim_ep_tx_failed(skb, err);
-			continue;
-		}
-		if (GRIM_FRAME_CB(skb)->msg) {
-			grim_count(ni, txs->peer, GRIM_STAT_MSG_FAILED);
-			grim_ep_tx_failed(GRIM_FRAME_CB(skb)->msg, err);
-		}
-		kfree_skb(skb);
-	}
+	while ((skb = __skb_dequeue(&txs->frames)))
+		grim_frame_fail(txs, skb, err);
 	txs->send_head = NULL;
 	txs->next_seq = 0;
 	txs->snd_una = 0;
@@ -170,6 +216,8 @@ void grim_txs_fail(struct grim_txs *txs, int err)
 	txs->probed = false;
 	txs->held = false;
 	txs->probe = false;
+	txs->skip = false;
+	txs->aborting = false;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 }
@@ -202,6 +250,8 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 /* Put the current ACK of the reverse stream into a frame's head, and ask
  * for an ACK at once if the frame fills the window (the receiver, which
  * does not know our window, would otherwise wait for GRIM_ACK_EVERY).
+ * The frame after frames given up carries, instead of that ACK, where
+ * the frames given up start (GRIM_XF_SKIP).
  */
 static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 			   bool ackreq)
@@ -216,6 +266,13 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 		lh->flags &= ~GRIM_FF_ACKREQ;
 
 	fh = (struct grim_frag_hdr *)(skb->data + GRIM_CTL_LEN);
+	if (txs->skip && GRIM_FRAME_CB(skb)->seq == txs->skip_seq) {
+		lh->xflags |= GRIM_XF_SKIP;
+		lh->flags &= ~GRIM_FF_ACK;
+		fh->ack = htonl(txs->skip_from);
+		return;
+	}
+	lh->xflags &= ~GRIM_XF_SKIP;
 	rev = grim_rxs_find(txs->peer, txs->dst_chan, txs->src_chan);
 	if (rev) {
 		lh->flags |= GRIM_FF_ACK;
@@ -347,7 +404,8 @@ void grim_txs_push(struct grim_txs *txs)
 	u32 window = READ_ONCE(ni->window);
 	struct sk_buff *skb, *clone;
 
-	if (txs->dead || txs->held || peer->state != GRIM_PEER_UP)
+	if (txs->dead || txs->held || txs->aborting ||
+	    peer->state != GRIM_PEER_UP)
 		return;
 	/* After a NACK, one frame probes the endpoint until it is ACKed. */
 	if (txs->probe)
@@ -392,6 +450,53 @@ void grim_peer_push_all(struct grim_peer *peer)
 			grim_txs_push(txs);
 }
 
+/* The last frame, in @q, of the message that starts at frame @skb. */
+static struct sk_buff *grim_msg_end(struct sk_buff_head *q,
+				    struct sk_buff *skb)
+{
+	for (; skb != (struct sk_buff *)q; skb = skb->next)
+		if (GRIM_FRAME_CB(skb)->whole || GRIM_FRAME_CB(skb)->msg)
+			return skb;
+	return NULL;
+}
+
+/* The receiver has refused this stream's next message for dead_ms: give
+ * up the messages at its head whose senders are gone (a closed socket
+ * has no one to wait for them), and tell the receiver to skip them.
+ * Peer lock held.
+ */
+static void grim_txs_give_up_orphans(struct grim_txs *txs)
+{
+	u32 from = txs->snd_una;
+	struct sk_buff *skb, *last, *next;
+	struct grim_msg_cb cb;
+	unsigned int len;
+	bool any = false;
+
+	while ((skb = skb_peek(&txs->frames))) {
+		last = grim_msg_end(&txs->frames, skb);
+		if (!last ||
+		    !grim_ep_tx_orphaned(grim_frame_msg(txs, last, &cb, &len)))
+			break;
+		do {
+			next = skb->next;
+			__skb_unlink(skb, &txs->frames);
+			grim_frame_fail(txs, skb, -ECONNABORTED);
+		} while (skb != last && (skb = next));
+		any = true;
+	}
+	if (!any)
+		return;
+	skb = skb_peek(&txs->frames);
+	txs->snd_una = skb ? GRIM_FRAME_CB(skb)->seq : txs->next_seq;
+	grim_txs_rollback(txs, txs->snd_una);
+	txs->skip = true;
+	txs->skip_from = from;
+	txs->skip_seq = txs->snd_una;
+	txs->probe = false;
+	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+}
+
 static void grim_txs_timer(struct timer_list *t)
 {
 	struct grim_txs *txs = from_timer(txs, t, timer);
@@ -401,8 +506,19 @@ static void grim_txs_timer(struct timer_list *t)
 	spin_lock_bh(&peer->lock);
 	if (txs->dead)
 		goto out;
+	if (txs->aborting) {
+		if (peer->state == GRIM_PEER_UP)
+			grim_txs_send_abort(txs);
+		txs->rto = min_t(unsigned long, txs->rto * 2,
+				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
+		mod_timer(&txs->timer, jiffies + txs->rto);
+		goto out;
+	}
 	if (txs->held) {
 		txs->held = false;
+		if (time_after(jiffies, txs->refused_since +
+			       msecs_to_jiffies(READ_ONCE(ni->dead_ms))))
+			grim_txs_give_up_orphans(txs);
 	} else if (txs->snd_nxt != txs->snd_una &&
 		   peer->state == GRIM_PEER_UP) {
 		unsigned long due = txs->progress + grim_txs_timeout(txs);
@@ -455,6 +571,8 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	if (grim_seq_before(seq, txs->snd_una))
 		return;		/* an old ACK overtaken by a newer one */
+	if (txs->aborting)
+		return;		/* the answer to the ABORT says it all */
 
 	if (lh->type == GRIM_FT_NACK) {
 		grim_count(ni, peer, GRIM_STAT_RX_NACKS);
@@ -463,6 +581,8 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			return;
 		grim_txs_ack_to(txs, seq);
 		grim_txs_rollback(txs, seq);
+		if (!txs->probe)
+			txs->refused_since = jiffies;
 		txs->held = true;
 		txs->probe = true;
 		mod_timer(&txs->timer, jiffies + txs->backoff);
@@ -550,6 +670,87 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	grim_txs_push(txs);
 }
 
+/* The receiver will never deliver the message whose last frame is
+ * ctl_msg.seq: it took the frames before that one, not that one nor any
+ * after it.  Fail the message with the errno @reason stands for, and go
+ * back to the next frame, which tells the receiver to skip the rejected
+ * one (GRIM_XF_SKIP).  Peer lock held.
+ */
+void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
+			const struct grim_ctl_msg *cm, u16 reason, u32 from)
+{
+	u32 seq = ntohl(cm->seq);
+	struct grim_txs *txs;
+	struct sk_buff *skb;
+	int err;
+
+	switch (reason) {
+	case GRIM_REJ_NO_PORT:
+		err = -ECONNREFUSED;
+		break;
+	case GRIM_REJ_TIMEOUT:
+		err = -ETIMEDOUT;
+		break;
+	case GRIM_REJ_ABORTED:
+		err = 0;
+		break;
+	default:
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+		return;
+	}
+	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
+			   false);
+	if (!txs) {
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+		return;
+	}
+	if (!err) {
+		/* The answer to our ABORT, which may name frames never
+		 * sent (the rest of the last message sent).
+		 */
+		if (!txs->aborting || seq != txs->abort_to)
+			return;		/* a repeat, already acted on */
+		if (grim_seq_before(from, txs->snd_una) ||
+		    grim_seq_after(from, seq + 1)) {
+			grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+			return;
+		}
+		grim_txs_aborted(txs, from);
+		return;
+	}
+	if (!grim_seq_before(seq, txs->next_sent)) {
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+		return;
+	}
+	if (grim_seq_before(seq, txs->snd_una) || txs->aborting)
+		return;		/* a repeat, or the ABORT covers it */
+	skb = grim_txs_frame_at(txs, seq);
+	if (!skb || (!GRIM_FRAME_CB(skb)->whole && !GRIM_FRAME_CB(skb)->msg)) {
+		/* Not the last frame of a message: no receiver says that. */
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+		return;
+	}
+	grim_count(ni, peer, GRIM_STAT_RX_REJECTS);
+	grim_txs_ack_to(txs, seq);
+	if (txs->send_head == skb)
+		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
+				 NULL : skb->next;
+	__skb_unlink(skb, &txs->frames);
+	grim_frame_fail(txs, skb, err);
+	txs->snd_una = seq + 1;
+	grim_txs_rollback(txs, seq + 1);
+	txs->skip = true;
+	txs->skip_from = seq;
+	txs->skip_seq = seq + 1;
+	txs->held = false;
+	txs->probe = false;
+	txs->probed = false;
+	txs->rto = txs->rto_base;
+	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+	txs->progress = jiffies;
+	grim_txs_push(txs);
+}
+
 /* Attach @len payload bytes of @msg at @off to frame @skb: bytes in the
  * message's linear part are copied, page fragments are shared.
  */
@@ -612,10 +813,26 @@ static u8 grim_dcrc(const struct grim_ni *ni)
 	return READ_ONCE(ni->data_crc) != GRIM_DATA_CRC_OFF ? GRIM_FF_DCRC : 0;
 }
 
-/* The frame headers of a fragment at @off of a message; sequence numbers,
- * destination and the message header are filled in under the peer lock.
+/* The shape of the frames an NI sends: read under RCU, used to cut a
+ * message after it, and checked again before the frames are queued.
  */
-static void grim_frame_init(struct grim_ni *ni, struct sk_buff *skb, void *hdr,
+struct grim_geom {
+	unsigned int mtu;	/* bytes of a frame, headers included */
+	unsigned int hh;	/* room for the lower device's header */
+};
+
+static void grim_geom_get(const struct grim_ni *ni, struct grim_geom *g)
+{
+	/* The link header's length field bounds a frame too. */
+	g->mtu = min_t(unsigned int, READ_ONCE(ni->lower->mtu), 0xffff);
+	g->hh = LL_RESERVED_SPACE(ni->lower);
+}
+
+/* The frame headers of a fragment at @off of a message, as far as they
+ * do not depend on the NI: cluster, nodes, sequence numbers and the
+ * message header are filled in under the peer lock.
+ */
+static void grim_frame_init(struct sk_buff *skb, void *hdr,
 			    const struct grim_msg_cb *cb, u8 flags,
 			    unsigned int off)
 {
@@ -624,7 +841,11 @@ static void grim_frame_init(struct grim_ni *ni, struct sk_buff *skb, void *hdr,
 	struct grim_frag_hdr *fh = (struct grim_frag_hdr *)(cm + 1);
 
 	memset(GRIM_FRAME_CB(skb), 0, sizeof(struct grim_frame_cb));
-	grim_link_hdr_init(ni, NULL, lh, GRIM_FT_DATA, flags, 0);
+	memset(lh, 0, sizeof(*lh));
+	lh->magic = htons(GRIM_ID);
+	lh->version = GRIM_WIRE_VERSION;
+	lh->type = GRIM_FT_DATA;
+	lh->flags = flags;
 	cm->src_chan = htons(cb->src_port);
 	cm->dst_chan = htons(cb->dst_port);
 	cm->seq = 0;
@@ -636,50 +857,47 @@ static void grim_frame_init(struct grim_ni *ni, struct sk_buff *skb, void *hdr,
 /* A message that fits one frame, in a linear skb with the headroom the
  * socket left for it, becomes that frame: no allocation, no copy.
  */
-static bool grim_frame_whole(struct grim_ni *ni, struct sk_buff *msg,
-			     const struct grim_msg_cb *cb, unsigned int mtu,
+static bool grim_frame_whole(struct sk_buff *msg, const struct grim_msg_cb *cb,
+			     const struct grim_geom *g,
 			     struct sk_buff_head *frames)
 {
 	const unsigned int hlen = GRIM_DATA_HLEN + GRIM_MSG_HLEN;
 
-	if (msg->len + hlen > mtu || skb_is_nonlinear(msg) ||
-	    skb_cloned(msg) ||
-	    skb_headroom(msg) < hlen + LL_RESERVED_SPACE(ni->lower))
+	if (msg->len + hlen > g->mtu || skb_is_nonlinear(msg) ||
+	    skb_cloned(msg) || skb_headroom(msg) < hlen + g->hh)
 		return false;
-	grim_frame_init(ni, msg, skb_push(msg, hlen), cb,
-			GRIM_FF_FIRST | GRIM_FF_LAST | grim_dcrc(ni), 0);
+	grim_frame_init(msg, skb_push(msg, hlen), cb,
+			GRIM_FF_FIRST | GRIM_FF_LAST, 0);
 	GRIM_FRAME_CB(msg)->whole = true;
 	__skb_queue_tail(frames, msg);
 	return true;
 }
 
-/* Cut a message into frames for a lower device of @mtu. */
-static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
-			 const struct grim_msg_cb *cb, unsigned int mtu,
-			 struct sk_buff_head *frames)
+/* Cut a message into frames of the shape @g. */
+static int grim_fragment(struct sk_buff *msg, const struct grim_msg_cb *cb,
+			 const struct grim_geom *g, struct sk_buff_head *frames,
+			 gfp_t gfp)
 {
-	unsigned int hh = LL_RESERVED_SPACE(ni->lower);
 	unsigned int off = 0, room, n, copy;
 	struct sk_buff *skb;
 	bool first = true;
 	int err;
 
 	do {
-		room = mtu - GRIM_DATA_HLEN - (first ? GRIM_MSG_HLEN : 0);
+		room = g->mtu - GRIM_DATA_HLEN - (first ? GRIM_MSG_HLEN : 0);
 		n = min(room, msg->len - off);
 		/* The head holds the headers and the message's linear bytes. */
 		copy = off < skb_headlen(msg) ? min(n, skb_headlen(msg) - off) : 0;
 		/* fclone: the clone of the first transmission comes free */
-		skb = alloc_skb_fclone(hh + GRIM_DATA_HLEN + GRIM_MSG_HLEN +
-				       copy, GFP_KERNEL);
+		skb = alloc_skb_fclone(g->hh + GRIM_DATA_HLEN + GRIM_MSG_HLEN +
+				       copy, gfp);
 		if (!skb)
 			return -ENOBUFS;
-		skb_reserve(skb, hh);
+		skb_reserve(skb, g->hh);
 		__skb_queue_tail(frames, skb);
-		grim_frame_init(ni, skb, skb_put(skb, GRIM_DATA_HLEN), cb,
+		grim_frame_init(skb, skb_put(skb, GRIM_DATA_HLEN), cb,
 				(first ? GRIM_FF_FIRST : 0) |
-				(off + n == msg->len ? GRIM_FF_LAST : 0) |
-				grim_dcrc(ni), off);
+				(off + n == msg->len ? GRIM_FF_LAST : 0), off);
 		if (first)
 			skb_put(skb, GRIM_MSG_HLEN);
 		err = grim_frame_add_payload(skb, msg, off, n);
@@ -691,8 +909,9 @@ static int grim_fragment(struct grim_ni *ni, struct sk_buff *msg,
 	return 0;
 }
 
-/* Fill in sequence numbers and the message header (@cb, @len bytes);
- * @msg is completed with the last frame.  Peer lock held.
+/* Fill in what the NI and the stream give the frames: addresses,
+ * sequence numbers and the message header (@cb, @len bytes); @msg is
+ * completed with the last frame.  Peer lock held.
  */
 static void grim_frames_number(struct grim_txs *txs,
 			       struct sk_buff_head *frames,
@@ -700,6 +919,8 @@ static void grim_frames_number(struct grim_txs *txs,
 			       const struct grim_msg_cb *cb, unsigned int len)
 {
 	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+	u8 dcrc = grim_dcrc(ni);
 	struct sk_buff *skb;
 	bool first = true;
 
@@ -707,9 +928,12 @@ static void grim_frames_number(struct grim_txs *txs,
 		struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
 		struct grim_ctl_msg *cm = (struct grim_ctl_msg *)(lh + 1);
 
+		lh->flags |= dcrc;
+		lh->cluster = htonl(ni->cluster);
+		lh->src_node = htonl(ni->node);
+		lh->dst_node = htonl(peer->node);
 		GRIM_FRAME_CB(skb)->seq = txs->next_seq;
 		cm->seq = htonl(txs->next_seq);
-		lh->dst_node = htonl(peer->node);
 		if (first)
 			grim_msg_hdr_fill((struct grim_msg_hdr *)
 					  (skb->data + GRIM_DATA_HLEN), cb, len,
@@ -720,44 +944,22 @@ static void grim_frames_number(struct grim_txs *txs,
 	GRIM_FRAME_CB(skb_peek_tail(frames))->msg = msg;
 }
 
-int grim_ni_send(struct grim_ni *ni, struct sk_buff *msg)
+/* Queue the frames of @msg (@whole: @msg is the one frame) on the peer
+ * of @ni that is @cb->node.  RCU held.  Consumes the frames and @msg
+ * unless it returns an error.
+ */
+static int grim_ni_queue(struct grim_ni *ni, struct sk_buff_head *frames,
+			 struct sk_buff *msg, const struct grim_msg_cb *cb,
+			 unsigned int len)
 {
-	const struct grim_msg_cb mcb = *GRIM_MSG_CB(msg);
-	const struct grim_msg_cb *cb = &mcb;
-	unsigned int mtu = READ_ONCE(ni->lower->mtu);
-	unsigned int len = msg->len;
-	struct sk_buff_head frames;
 	struct grim_peer *peer;
 	struct grim_txs *txs;
-	int err;
+	int err = 0;
 
-	if (msg->len > GRIM_MAX_PAYLOAD) {
-		err = -EMSGSIZE;
-		goto free_msg;
-	}
-	if (mtu < GRIM_MIN_LOWER_MTU) {
-		err = -EMSGSIZE;
-		goto free_msg;
-	}
-	if (mtu > 0xffff)
-		mtu = 0xffff;	/* the link header's length field */
-
-	__skb_queue_head_init(&frames);
-	if (grim_frame_whole(ni, msg, cb, mtu, &frames)) {
-		msg = NULL;	/* it is the frame now */
-	} else {
-		err = grim_fragment(ni, msg, cb, mtu, &frames);
-		if (err)
-			goto free_frames;
-	}
-
-	rcu_read_lock();
 	peer = cb->node == ni->node ? READ_ONCE(ni->self) :
 				      grim_peer_lookup(ni, cb->node);
-	if (!peer) {
-		err = -EHOSTUNREACH;
-		goto unlock_rcu;
-	}
+	if (!peer)
+		return -EHOSTUNREACH;
 	spin_lock_bh(&peer->lock);
 	if (peer->dead) {
 		err = -ENETDOWN;
@@ -772,22 +974,99 @@ int grim_ni_send(struct grim_ni *ni, struct sk_buff *msg)
 		err = -ENOBUFS;
 		goto unlock;
 	}
-	grim_frames_number(txs, &frames, msg, cb, len);
+	grim_frames_number(txs, frames, msg, cb, len);
 	if (!txs->send_head)
-		txs->send_head = skb_peek(&frames);
-	skb_queue_splice_tail_init(&frames, &txs->frames);
+		txs->send_head = skb_peek(frames);
+	skb_queue_splice_tail_init(frames, &txs->frames);
 	trace_grim_msg_tx(peer->node, cb->src_port, cb->dst_port, len);
 	grim_count(ni, peer, GRIM_STAT_TX_MSGS);
 	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, len);
 	grim_txs_push(txs);
-	spin_unlock_bh(&peer->lock);
-	rcu_read_unlock();
-	return 0;
-
 unlock:
 	spin_unlock_bh(&peer->lock);
+	return err;
+}
+
+/* How often a message is cut again because the lower device changed
+ * its MTU or header room while it was being cut.
+ */
+#define GRIM_SEND_TRIES	3
+
+int grim_ni_send(struct net *net, struct sk_buff *msg)
+{
+	const struct grim_msg_cb mcb = *GRIM_MSG_CB(msg);
+	const unsigned int hlen = GRIM_DATA_HLEN + GRIM_MSG_HLEN;
+	const struct grim_msg_cb *cb = &mcb;
+	unsigned int len = msg->len, tries;
+	struct sk_buff_head frames;
+	struct grim_geom g, now;
+	struct grim_ni *ni;
+	bool whole;
+	int err;
+
+	if (len > GRIM_MAX_PAYLOAD) {
+		err = -EMSGSIZE;
+		goto free_msg;
+	}
+	__skb_queue_head_init(&frames);
+	for (tries = 1; ; tries++) {
+		/* The frames are cut with no reference held, then queued
+		 * on whatever NI reaches the node by then, if their shape
+		 * still fits it.
+		 */
+		rcu_read_lock();
+		ni = grim_ni_find(net, cb->node);
+		if (ni)
+			grim_geom_get(ni, &g);
+		rcu_read_unlock();
+		if (!ni) {
+			err = -EHOSTUNREACH;
+			goto free_msg;
+		}
+		if (g.mtu < GRIM_MIN_LOWER_MTU) {
+			err = -EMSGSIZE;
+			goto free_msg;
+		}
+		whole = grim_frame_whole(msg, cb, &g, &frames);
+		if (!whole) {
+			err = grim_fragment(msg, cb, &g, &frames, GFP_KERNEL);
+			if (err)
+				goto free_frames;
+		}
+
+		rcu_read_lock();
+		ni = grim_ni_find(net, cb->node);
+		if (!ni) {
+			err = -EHOSTUNREACH;
+			goto unlock_rcu;
+		}
+		grim_geom_get(ni, &now);
+		if (now.mtu == g.mtu && now.hh <= g.hh)
+			break;
+		rcu_read_unlock();
+		if (whole) {
+			__skb_unlink(msg, &frames);
+			skb_pull(msg, hlen);
+		} else {
+			__skb_queue_purge(&frames);
+		}
+		if (tries == GRIM_SEND_TRIES) {
+			err = -EAGAIN;
+			goto free_msg;
+		}
+	}
+	err = grim_ni_queue(ni, &frames, whole ? NULL : msg, cb, len);
+	rcu_read_unlock();
+	if (!err)
+		return 0;
+	if (whole)
+		msg = NULL;	/* it is the frame, purged below */
+	goto free_frames;
+
 unlock_rcu:
 	rcu_read_unlock();
+	if (whole)
+		msg = NULL;
 free_frames:
 	__skb_queue_purge(&frames);
 free_msg:
@@ -795,3 +1074,204 @@ free_msg:
 	return err;
 }
 EXPORT_SYMBOL_GPL(grim_ni_send);
+
+/* Cut the messages of the unsent frames @old again for @g, and queue
+ * them on @txs from next_seq on.  A message that cannot be cut for want
+ * of memory fails.  Peer lock held.
+ */
+static void grim_txs_recut(struct grim_txs *txs, struct sk_buff_head *old,
+			   const struct grim_geom *g)
+{
+	const unsigned int hlen = GRIM_DATA_HLEN + GRIM_MSG_HLEN;
+	struct sk_buff *skb, *last, *msg, *next;
+	struct sk_buff_head frames;
+	struct grim_msg_cb cb;
+	unsigned int len;
+	bool whole;
+	int err;
+
+	while ((skb = skb_peek(old))) {
+		last = grim_msg_end(old, skb);
+		if (WARN_ON_ONCE(!last)) {
+			/* The last frame of a message always carries it. */
+			__skb_queue_purge(old);
+			break;
+		}
+		whole = GRIM_FRAME_CB(last)->whole;
+		msg = grim_frame_msg(txs, last, &cb, &len);
+		do {
+			next = skb->next;
+			__skb_unlink(skb, old);
+			if (skb != msg)
+				kfree_skb(skb);
+		} while (skb != last && (skb = next));
+		if (whole)
+			skb_pull(msg, hlen);	/* the message again */
+		*GRIM_MSG_CB(msg) = cb;
+
+		__skb_queue_head_init(&frames);
+		whole = g->mtu >= GRIM_MIN_LOWER_MTU &&
+			grim_frame_whole(msg, &cb, g, &frames);
+		if (!whole) {
+			err = g->mtu < GRIM_MIN_LOWER_MTU ? -EMSGSIZE :
+			      grim_fragment(msg, &cb, g, &frames, GFP_ATOMIC);
+			if (err) {
+				__skb_queue_purge(&frames);
+				grim_count(txs->peer->ni, txs->peer,
+					   GRIM_STAT_MSG_FAILED);
+				grim_ep_tx_failed(msg, &cb, len, err);
+				continue;
+			}
+		}
+		grim_count(txs->peer->ni, txs->peer, GRIM_STAT_MSGS_RECUT);
+		grim_frames_number(txs, &frames, whole ? NULL : msg, &cb, len);
+		if (!txs->send_head)
+			txs->send_head = skb_peek(&frames);
+		skb_queue_splice_tail_init(&frames, &txs->frames);
+	}
+}
+
+/* Move the frames from @skb to the end of the stream to @old, and number
+ * from @skb's sequence on again.  Peer lock held.
+ */
+static void grim_txs_cut_tail(struct grim_txs *txs, struct sk_buff *skb,
+			      struct sk_buff_head *old)
+{
+	struct sk_buff *next;
+	bool head = false;
+
+	txs->next_seq = GRIM_FRAME_CB(skb)->seq;
+	for (; skb != (struct sk_buff *)&txs->frames; skb = next) {
+		next = skb->next;
+		head |= skb == txs->send_head;
+		__skb_unlink(skb, &txs->frames);
+		__skb_queue_tail(old, skb);
+	}
+	if (head)
+		txs->send_head = NULL;
+}
+
+/* Ask the receiver to give up the frames up to abort_to.  Peer lock. */
+static void grim_txs_send_abort(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+	struct grim_ctl_msg *cm;
+	struct sk_buff *skb;
+
+	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN);
+	if (!skb)
+		return;		/* the timer sends it again */
+	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
+			   GRIM_FT_ABORT, 0, 0);
+	cm = skb_put(skb, sizeof(*cm));
+	cm->src_chan = htons(txs->src_chan);
+	cm->dst_chan = htons(txs->dst_chan);
+	cm->seq = htonl(txs->abort_to);
+	grim_frame_finish(skb);
+	grim_count(ni, peer, GRIM_STAT_TX_ABORTS);
+	grim_xmit(ni, peer, skb);
+}
+
+/* The receiver gave up the frames up to abort_to, and had taken those
+ * before @from: the messages that end before @from were delivered; the
+ * others are cut again for the lower MTU of now, and sent after
+ * abort_to.  Peer lock held.
+ */
+static void grim_txs_aborted(struct grim_txs *txs, u32 from)
+{
+	u32 next = txs->abort_to + 1;
+	struct sk_buff_head old;
+	struct sk_buff *skb;
+	struct grim_geom g;
+
+	grim_txs_ack_to(txs, from);
+	__skb_queue_head_init(&old);
+	skb = skb_peek(&txs->frames);
+	if (skb)
+		grim_txs_cut_tail(txs, skb, &old);
+	txs->next_seq = next;
+	txs->send_head = NULL;
+	txs->snd_una = next;
+	txs->snd_nxt = next;
+	txs->next_sent = next;
+	txs->recover = next;
+	txs->aborting = false;
+	txs->skip = false;
+	txs->held = false;
+	txs->probe = false;
+	txs->probed = false;
+	txs->fast = false;
+	txs->dupacks = 0;
+	txs->rto = txs->rto_base;
+	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+	txs->progress = jiffies;
+	grim_geom_get(txs->peer->ni, &g);
+	grim_txs_recut(txs, &old, &g);
+	grim_txs_push(txs);
+}
+
+/* The lower device's MTU went down to @g->mtu: frames cut for the old one
+ * would be dropped on every retransmission.  The first message with a
+ * frame too long, and all after it, are cut again as they are if none of
+ * their frames was sent.  Else the receiver is asked first to give up
+ * all the frames sent that it has not taken (ABORT): then every message
+ * not delivered is cut again and sent anew, after them.  Peer lock held.
+ */
+static void grim_txs_lower_mtu(struct grim_txs *txs, const struct grim_geom *g)
+{
+	struct sk_buff *skb, *start = NULL, *end;
+	struct sk_buff_head old;
+	bool at_start = true;
+
+	if (txs->aborting)
+		return;		/* cut when the receiver has answered */
+	skb_queue_walk(&txs->frames, skb) {
+		if (at_start)
+			start = skb;
+		if (skb->len > g->mtu)
+			break;
+		at_start = GRIM_FRAME_CB(skb)->whole || GRIM_FRAME_CB(skb)->msg;
+	}
+	if (skb == (struct sk_buff *)&txs->frames)
+		return;		/* every frame fits */
+	if (!grim_seq_before(GRIM_FRAME_CB(start)->seq, txs->next_sent)) {
+		/* Never sent: number and cut as if queued now. */
+		__skb_queue_head_init(&old);
+		grim_txs_cut_tail(txs, start, &old);
+		grim_txs_recut(txs, &old, g);
+		return;
+	}
+	/* Up to the end of the message of the last frame sent. */
+	end = grim_txs_frame_at(txs, txs->next_sent - 1);
+	end = end ? grim_msg_end(&txs->frames, end) : NULL;
+	if (WARN_ON_ONCE(!end))
+		return;
+	txs->aborting = true;
+	txs->abort_to = GRIM_FRAME_CB(end)->seq;
+	txs->rto = txs->rto_base;
+	grim_txs_send_abort(txs);
+	mod_timer(&txs->timer, jiffies + txs->rto);
+}
+
+/* The lower device's MTU changed: cut again what no longer fits.  From
+ * the netdevice notifier, RTNL held.
+ */
+void grim_peer_lower_mtu(struct grim_peer *peer)
+{
+	struct grim_txs *txs;
+	struct grim_geom g;
+	int i;
+
+	grim_geom_get(peer->ni, &g);
+	spin_lock_bh(&peer->lock);
+	for (i = 0; i < ARRAY_SIZE(peer->txs); i++) {
+		hlist_for_each_entry(txs, &peer->txs[i], link) {
+			if (txs->dead)
+				continue;
+			grim_txs_lower_mtu(txs, &g);
+			grim_txs_push(txs);
+		}
+	}
+	spin_unlock_bh(&peer->lock);
+}

@@ -301,7 +301,7 @@ void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
 	lh->version = GRIM_WIRE_VERSION;
 	lh->type = type;
 	lh->flags = flags;
-	lh->reserved = 0;
+	lh->xflags = 0;
 	lh->len = htons(len);
 	lh->cluster = htonl(ni->cluster);
 	lh->src_node = htonl(ni->node);
@@ -383,7 +383,7 @@ static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb)
 		return false;
 	}
 	/* Ethernet may pad short frames: the header's length is the truth. */
-	if (pskb_trim(skb, len)) {
+	if (pskb_trim_rcsum(skb, len)) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
 		return false;
 	}
@@ -412,6 +412,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	struct grim_peer *peer;
 	u32 src, dst;
 	u64 held = 0;
+	u16 reason = 0;
+	u32 from = 0;
 	bool loop;
 
 	if (skb->pkt_type == PACKET_OTHERHOST)
@@ -430,6 +432,12 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	src = ntohl(lh->src_node);
 	dst = ntohl(lh->dst_node);
 	loop = skb->pkt_type == PACKET_LOOPBACK;
+	if (!loop && src == ni->node && lh->type == GRIM_FT_HELLO) {
+		grim_ni_rcv_own_hello(ni, skb);
+		goto consume;
+	}
+	if (READ_ONCE(ni->conflict))
+		goto consume;	/* frames for the NI that has our node id */
 	if ((loop ? src != ni->node : src == ni->node) ||
 	    src == GRIM_NODE_ANY || src == 0 ||
 	    (dst != ni->node && !(dst == GRIM_NODE_ANY &&
@@ -446,6 +454,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	case GRIM_FT_DATA:
 	case GRIM_FT_ACK:
 	case GRIM_FT_NACK:
+	case GRIM_FT_REJECT:
+	case GRIM_FT_ABORT:
 		break;
 	default:
 		grim_count(ni, NULL, GRIM_STAT_DROP_TYPE);
@@ -473,6 +483,18 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		sack = (const struct grim_sack *)(skb->data + GRIM_CTL_LEN);
 		held = be64_to_cpu(sack->held);
 	}
+	if (lh->type == GRIM_FT_REJECT) {
+		const struct grim_reject *rej;
+
+		if (!pskb_may_pull(skb, GRIM_CTL_LEN + sizeof(*rej))) {
+			grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
+			goto drop;
+		}
+		lh = (const struct grim_link_hdr *)skb->data;
+		rej = (const struct grim_reject *)(skb->data + GRIM_CTL_LEN);
+		reason = ntohs(rej->reason);
+		from = ntohl(rej->from);
+	}
 	grim_count(ni, peer, GRIM_STAT_RX_FRAMES);
 
 	spin_lock(&peer->lock);
@@ -485,8 +507,15 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		spin_unlock(&peer->lock);
 		return NET_RX_SUCCESS;
 	}
-	grim_tx_rcv_ctl(ni, peer, lh, (const struct grim_ctl_msg *)(lh + 1),
-			held, false);
+	if (lh->type == GRIM_FT_ABORT)
+		grim_rx_abort(ni, peer, (const struct grim_ctl_msg *)(lh + 1));
+	else if (lh->type == GRIM_FT_REJECT)
+		grim_tx_rcv_reject(ni, peer, (const struct grim_ctl_msg *)(lh + 1),
+				   reason, from);
+	else
+		grim_tx_rcv_ctl(ni, peer, lh,
+				(const struct grim_ctl_msg *)(lh + 1), held,
+				false);
 	spin_unlock(&peer->lock);
 
 consume:

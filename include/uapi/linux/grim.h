@@ -53,6 +53,7 @@ struct sockaddr_grim {
 /* Control message types at level SOL_GRIM. */
 enum {
 	GRIM_AM = 1,	/* struct grim_am: active-message header fields */
+	GRIM_RECVERR = 2, /* struct sock_extended_err, on the error queue */
 };
 
 /*
@@ -66,6 +67,20 @@ struct grim_am {
 	__u16	reserved;	/* must be zero */
 	__u32	arg[4];
 };
+
+/*
+ * A message that was accepted by sendmsg() but could not be delivered is
+ * reported on the sending socket's error queue (recvmsg(MSG_ERRQUEUE)),
+ * once, with: its destination in msg_name; its active-message fields in
+ * a GRIM_AM control message; and a GRIM_RECVERR control message, a
+ * struct sock_extended_err with ee_origin SO_EE_ORIGIN_LOCAL, ee_errno
+ * the reason (ECONNREFUSED: no socket bound to the port; ETIMEDOUT: the
+ * receiver gave up its reassembly; EHOSTUNREACH: the peer went down;
+ * ECONNRESET: the peer restarted its session; ENETDOWN: the local link
+ * went down or away) and ee_info the message's length.  No payload is
+ * returned.  Reports that do not fit in the socket's receive buffer are
+ * lost: the socket then has sk_err set to ENOBUFS, and SO_ERROR says so.
+ */
 
 /* Socket options at level SOL_GRIM. */
 enum {
@@ -109,9 +124,11 @@ enum grim_frame_type {
 	GRIM_FT_ACK	= 2,	/* cumulative acknowledgment of a stream */
 	GRIM_FT_NACK	= 3,	/* refusal: endpoint full, roll back */
 	GRIM_FT_HELLO	= 4,	/* discovery (broadcast) and keep-alive */
+	GRIM_FT_REJECT	= 5,	/* a message will never be delivered */
+	GRIM_FT_ABORT	= 6,	/* the sender cuts its frames again */
 };
 
-#define GRIM_WIRE_VERSION	3
+#define GRIM_WIRE_VERSION	4
 
 /* The frame check (link header csum) is CRC32C over the frame's bytes from
  * offset GRIM_CRC_SPLIT to its end, then over bytes 0 .. GRIM_CRC_SPLIT - 1
@@ -141,12 +158,20 @@ enum grim_frame_type {
 				 * frame (never with GRIM_FF_DCRC)
 				 */
 
+/* More link header flags (xflags). */
+#define GRIM_XF_SKIP	0x01	/* data, the first frame of a message: the
+				 * sender gave up the frames from
+				 * grim_frag_hdr.ack (no GRIM_FF_ACK then) up
+				 * to this one; a receiver that took every
+				 * frame before those goes on from here
+				 */
+
 struct grim_link_hdr {
 	__be16	magic;		/* GRIM_ID */
 	__u8	version;	/* GRIM_WIRE_VERSION */
 	__u8	type;		/* enum grim_frame_type */
 	__u8	flags;		/* GRIM_FF_* */
-	__u8	reserved;
+	__u8	xflags;		/* GRIM_XF_* */
 	__be16	len;		/* bytes from this header to the frame's end */
 	__be32	cluster;	/* cluster id */
 	__be32	src_node;
@@ -175,6 +200,37 @@ struct grim_ctl_msg {
  */
 struct grim_sack {
 	__be64	held;		/* bit i set: frame seq + 1 + i is held */
+};
+
+/*
+ * A REJECT frame: the message whose last frame is ctl_msg.seq was not,
+ * and will not be, delivered.  The receiver took the frames before it,
+ * not that one; it waits for the sender's next frame, flagged
+ * GRIM_XF_SKIP from ctl_msg.seq.
+ *
+ * An ABORT frame (sender to receiver, channels as in DATA frames) asks
+ * the receiver to give up every frame up to ctl_msg.seq that it has not
+ * taken: the sender cuts them again (the lower MTU went down).  The
+ * receiver drops what it holds of an incomplete message, goes on at
+ * ctl_msg.seq + 1, and answers with a REJECT for ctl_msg.seq, reason
+ * GRIM_REJ_ABORTED, whose @from is where it stood: the messages that end
+ * before @from were delivered, the others were not.  It answers a
+ * repeated ABORT the same way.
+ */
+enum grim_reject_reason {
+	GRIM_REJ_NO_PORT	= 1,	/* no endpoint is bound to dst_chan */
+	GRIM_REJ_TIMEOUT	= 2,	/* its reassembly stalled, and was
+					 * given up
+					 */
+	GRIM_REJ_ABORTED	= 3,	/* the answer to an ABORT */
+};
+
+struct grim_reject {
+	__be16	reason;		/* enum grim_reject_reason */
+	__be16	reserved;	/* zero */
+	__be32	from;		/* ABORTED: the receiver's next expected
+				 * frame before it gave up; else ctl_msg.seq
+				 */
 };
 
 /*
@@ -210,9 +266,18 @@ enum grim_msg_type {
 	GRIM_MT_AM	= 1,	/* active message / datagram */
 };
 
+/* Hello flags. */
+#define GRIM_HF_ANSWER		0x01	/* probe: answer me */
+#define GRIM_HF_TENTATIVE	0x02	/* the sender checks that no other NI
+					 * has its node id; learn nothing from
+					 * it, but an NI that has the node id
+					 * answers with a broadcast hello
+					 */
+
 struct grim_hello {
-	__be32	flags;
+	__be32	flags;		/* GRIM_HF_* */
 	__be32	hello_ms;	/* the sender's hello interval */
+	__be32	age_ms;		/* how long the sender's NI has run */
 };
 
 /* Generic netlink family "grim": configuration and statistics of the NIs,
