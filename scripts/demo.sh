@@ -103,15 +103,28 @@ step_slow_receiver() {
 	show_counters 1 'rx_nacks'
 }
 
+step_errqueue() {
+	banner "8. Messages nobody can take: their sender learns which, and why"
+	log "(host 1 sends 6 messages, alternating between port 104, where host 3"
+	log " listens, and port 555, where nobody does; host 3's NI refuses those"
+	log " on the wire, and each comes back on host 1's socket error queue)"
+	nsx 3 "$RDM" recv -p 104 -n 3 -t 60 | sed 's/^/    [host 3] /' &
+	wait_bound 3 104
+	nsx 1 "$RDM" errq -d 3 -p 555 -q 104 -n 6 -M 1000 -x 3 | sed 's/^/    [host 1] /'
+	wait
+	show_counters 3 'tx_rejects'
+	show_counters 1 'rx_rejects|tx_msgs_failed'
+}
+
 step_tool() {
 	[ -x "$GRIM_TOOL" ] || return 0
-	banner "8. The grim tool: peers and links as host 1 sees them"
+	banner "9. The grim tool: peers and links as host 1 sees them"
 	pp nsx 1 "$GRIM_TOOL" peer show
 	pp nsx 1 "$GRIM_TOOL" link show
 }
 
 step_peer_down() {
-	banner "9. A peer vanishes: host 3's link is deleted while host 1 streams to it"
+	banner "10. A peer vanishes: host 3's link is deleted while host 1 streams to it"
 	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
 	wait_bound 3 103
 	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
@@ -125,13 +138,14 @@ step_peer_down() {
 }
 
 step_kernel_log() {
-	banner "10. Kernel log (grim)"
+	banner "11. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
 STEPS=(step_topology step_module step_links step_show step_messages step_faults
-       step_slow_receiver step_tool step_peer_down step_kernel_log)
+       step_slow_receiver step_errqueue step_tool step_peer_down
+       step_kernel_log)
 
 for s in "${STEPS[@]}"; do
 	"$s"

@@ -39,6 +39,9 @@
  *               whose other fragments never come; each one that the
  *               endpoint makes room for pins that room until the
  *               receiver's reassembly timeout
+ *   hello       valid CRC and cluster: broadcast hellos that claim node
+ *               PORT, with a newer NI generation than the sniffed one,
+ *               from another source MAC (02:00:00:00:ee:ee)
  *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
  *               DSTMAC has acknowledged them all, then WAIT_MS more, and
  *               send them again unchanged, twice
@@ -257,7 +260,7 @@ static void usage(void)
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
 		"       cluster notours\n"
-		"       badtype unknownpeer stale frag reasm replay sack\n");
+		"       badtype unknownpeer stale frag reasm hello replay sack\n");
 	exit(2);
 }
 
@@ -908,6 +911,38 @@ static void mode_frag(void)
 	}
 }
 
+static void mode_hello(void)
+{
+	static const uint8_t evil[ETH_ALEN] = { 2, 0, 0, 0, 0xee, 0xee };
+	static uint8_t f[256];
+	struct grim_link_hdr *lh;
+	struct grim_hello *h;
+	size_t flen;
+	int k;
+
+	if (!port) {
+		fprintf(stderr, "hello: -p NODE (the node id to claim) is required\n");
+		exit(2);
+	}
+	need_template();
+	memcpy(smac, evil, ETH_ALEN);
+	printf("hello: claiming node %u from 02:00:00:00:ee:ee\n", port);
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_HELLO, sizeof(*h),
+						   &flen);
+		lh->src_node = htonl(port);
+		lh->dst_node = htonl(GRIM_NODE_ANY);
+		lh->src_gen = htonl(ntohl(tmpl.src_gen) + 100000 + k);
+		lh->dst_gen = 0;
+		h = (struct grim_hello *)(lh + 1);
+		h->flags = 0;
+		h->hello_ms = htonl(1000);
+		h->age_ms = htonl(1);
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_MAX);
+	}
+}
+
 static void mode_reasm(void)
 {
 	static uint8_t f[4096];
@@ -1026,6 +1061,7 @@ static const struct {
 	{ "stale", mode_stale },
 	{ "frag", mode_frag },
 	{ "reasm", mode_reasm },
+	{ "hello", mode_hello },
 	{ "replay", mode_replay },
 	{ "sack", mode_sack },
 };

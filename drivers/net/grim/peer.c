@@ -347,7 +347,9 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		goto out;
 	}
-	if (skb_mac_header_was_set(skb) && skb->mac_len >= ETH_HLEN)
+	/* A static peer's MAC is the administrator's, never a hello's. */
+	if (!peer->configured && skb_mac_header_was_set(skb) &&
+	    skb->mac_len >= ETH_HLEN)
 		ether_addr_copy(peer->mac, eth_hdr(skb)->h_source);
 	peer->last_rx = jiffies;
 	if (peer->state == GRIM_PEER_DOWN)
