@@ -38,6 +38,10 @@ load_grim() {
 	insmod "$ko"
 }
 
+# make check-debug (GRIM_TEST_KMEMLEAK=1): kmemleak over the whole run.
+kmemleak() { [ -z "${GRIM_TEST_KMEMLEAK:-}" ] || bash "$(dirname "$0")/guest-kmemleak.sh" "$1" "$out"; }
+kmemleak start
+
 if ! load_grim >"$out/insmod.log" 2>&1; then
 	echo "insmod $ko failed:"
 	sed 's/^/    /' "$out/insmod.log"
@@ -94,5 +98,6 @@ for t in "$@"; do
 	load_grim >>"$out/insmod.log" 2>&1
 done
 
+kmemleak end
 finish 0
 exit 0

@@ -10,7 +10,10 @@
 # Environment: KDIR, KVER or K (the kernel, as for scripts/kdir.sh),
 # VMLINUZ (kernel image), GRIM_KO (the module to insmod; default: built
 # for the kernel by scripts/build-module.sh; GRIM_KO=none loads none), GRIM_VM_KVM=auto|yes|no (default auto: probe once, cached),
-# GRIM_VM_MEM (2G), GRIM_VM_CPUS (2).
+# GRIM_VM_MEM (2G), GRIM_VM_CPUS (2), GRIM_VM_APPEND (extra kernel command
+# line, e.g. slub_debug=FZP for make check-debug; default none),
+# GRIM_VM_LOG_IGNORE (an ERE: kernel-log lines that are no splat, such as a
+# debug kernel's banners, dropped before splats.awk; default none).
 #
 # Results go to .vm-out/ (shared read-write with the guest): tap.txt,
 # <test>.log, dmesg.txt.  The last line printed is "N passed, N failed";
@@ -49,6 +52,7 @@ mkdir -p "$out" "$top/.cache"
 vng_base=(vng --run "$VMLINUZ" --disable-microvm
 	  --memory "${GRIM_VM_MEM:-2G}" --cpus "${GRIM_VM_CPUS:-2}"
 	  --rwdir="$out" --cwd "$top")
+[ -n "${GRIM_VM_APPEND:-}" ] && vng_base+=(--append "$GRIM_VM_APPEND")
 
 # KVM: only if a quick boot proves it works with this kernel (cached).
 kvm_ok() {
@@ -77,7 +81,13 @@ else
 fi
 
 # What counts as a kernel splat: selftests/grim/splats.awk.
-splats() { awk -f "$top/selftests/grim/splats.awk" "$1"; }
+splats() {
+	if [ -n "${GRIM_VM_LOG_IGNORE:-}" ]; then
+		{ grep -vE "$GRIM_VM_LOG_IGNORE" "$1" || true; } | awk -f "$top/selftests/grim/splats.awk"
+	else
+		awk -f "$top/selftests/grim/splats.awk" "$1"
+	fi
+}
 guest=$top/scripts/guest-run-tests.sh
 
 # ---- demo / single script -----------------------------------------------------
