@@ -11,7 +11,7 @@
 #   make check-full      make check with soak-sized loads (not run by CI)
 #   make debug-kernel    build (once, cached in .cache/debug-kernel/) Debian's
 #                        6.12 with KASAN, lockdep, kmemleak, debugobjects and
-#                        SLUB debugging; about an hour on 2 cores
+#                        SLUB debugging; 20-60 minutes on 2 cores
 #   make check-debug [T=x.sh]  the selftests on that kernel, then a kmemleak
 #                        scan; fails on splats and on leaks in GRIM (not CI)
 #   make check-kselftest the selftests from a kernel tree's kselftest runner
