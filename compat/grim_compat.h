@@ -4,7 +4,8 @@
  *
  * The sources are written against the newest supported kernel's API;
  * this header, force-included by Kbuild into every object, supplies that
- * API on older kernels.  It is the only file that tests kernel versions.
+ * API on older kernels.  It is the only file that tests kernel versions;
+ * Kbuild adds GRIM_HAVE_* for what a version cannot tell.
  * An in-tree GRIM would not have it.
  */
 #ifndef _GRIM_COMPAT_H
@@ -42,9 +43,13 @@
 
 /*
  * A device that may not leave its network namespace: a flag bit in
- * dev->features until 6.12, a bit field of its own since.
+ * dev->features until 6.12, a bit field of its own since, renamed from
+ * netns_local to netns_immutable in 6.15 and in later 6.12 stable
+ * releases (Kbuild finds which one the headers have).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#if defined(GRIM_HAVE_NETNS_IMMUTABLE)
+#define grim_set_netns_local(dev)	((dev)->netns_immutable = true)
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 #define grim_set_netns_local(dev)	((dev)->netns_local = true)
 #else
 #define grim_set_netns_local(dev)	((dev)->features |= NETIF_F_NETNS_LOCAL)

@@ -214,16 +214,6 @@ srcdir=$(dirname "$kdir")/src
 blog=.vm-out/build-$kv.log
 ko=$top/.build/$kv/grim.ko
 kcflags=-g
-# linux-source-6.12 (6.12.117) has 6.15's rename of net_device.netns_local
-# to netns_immutable, backported; until compat/grim_compat.h knows it,
-# build with the old name mapped to the new one (and say so).
-if grep -q 'netns_immutable:1' "$srcdir/include/linux/netdevice.h" 2>/dev/null &&
-   ! grep -q 'netns_local:1' "$srcdir/include/linux/netdevice.h" &&
-   ! grep -q netns_immutable compat/grim_compat.h; then
-	echo "note: $kv renamed net_device.netns_local to netns_immutable, which" \
-	     "compat/grim_compat.h does not handle yet: building with -Dnetns_local=netns_immutable"
-	kcflags="$kcflags -Dnetns_local=netns_immutable"
-fi
 if KDIR=$kdir scripts/build-module.sh "$kv" KCFLAGS="$kcflags" >"$blog" 2>&1 && [ -f "$ko" ]; then
 	n=$(grep -c 'warning:' "$blog")
 	w=
