@@ -28,4 +28,6 @@ case $out in *"emulator debug trap"*exc_debug_kernel*) ;; *)
 	echo "test-splats: the emulator #DB is not reported as a note"; bad=1 ;;
 esac
 t "both: the real one still fails"     1 7 "" "$d/dmesg-emulator-db.txt" "$d/dmesg-grim-warn.txt"
+t "a debug kernel's boot banners"      0 0 "" "$d/dmesg-debug-boot.txt"
+t "lockdep, KASAN, UBSAN, kmemleak"    1 9 "" "$d/dmesg-debug-splats.txt"
 exit $bad

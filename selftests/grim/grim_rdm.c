@@ -614,13 +614,24 @@ static int do_wedge(int argc, char **argv)
 	}
 	if (!node || !port || !other)
 		return 2;
-	buf = calloc(1, 64000);
+	buf = malloc(64000);
 	fd = open_sock(0, 0);
 	t0 = now_ms();
 	for (i = 0; ; i++) {
+		fill(buf, 64000, 1, i);
 		n = send_one(fd, node, port, buf, 64000, 1, i, MSG_DONTWAIT);
-		if (n < 0 && errno == EAGAIN)
-			break;
+		/*
+		 * Full only when it stays full: the receiver may still take
+		 * one message before it stops reading, and its ACK frees room.
+		 */
+		if (n < 0 && errno == EAGAIN) {
+			usleep(500000);
+			fill(buf, 64000, 1, i);
+			n = send_one(fd, node, port, buf, 64000, 1, i,
+				     MSG_DONTWAIT);
+			if (n < 0 && errno == EAGAIN)
+				break;
+		}
 		if (n < 0 && errno == EHOSTUNREACH && !i &&
 		    now_ms() - t0 < 10000) {
 			usleep(50000);

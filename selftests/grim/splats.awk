@@ -49,7 +49,9 @@ function flush() {
 BEGIN {
 	if (since == "")
 		since = -1
-	re = "Oops|BUG:|WARNING:|refcount_t|lockdep|possible circular locking|INFO: task .* blocked|general protection fault|Call Trace|cut here"
+	# Not a bare "lockdep": a debug kernel's boot banner says "RCU
+	# lockdep checking is enabled".  Lockdep's reports are WARNINGs.
+	re = "Oops|BUG:|WARNING:|UBSAN:|refcount_t|suspected memory leak|possible circular locking|INFO: task .* blocked|general protection fault|Call Trace|cut here"
 }
 
 {
