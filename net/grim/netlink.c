@@ -55,6 +55,13 @@ static const struct nla_policy grim_nl_peer_add_policy[GRIM_A_PEER_MAC + 1] = {
 	[GRIM_A_PEER_MAC] = NLA_POLICY_EXACT_LEN(ETH_ALEN),
 };
 
+static const struct nla_policy grim_nl_key_policy[GRIM_A_KEY_TX + 1] = {
+	[GRIM_A_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
+	[GRIM_A_KEY_ID] = NLA_POLICY_MIN(NLA_U8, 1),
+	[GRIM_A_KEY_SECRET] = NLA_POLICY_EXACT_LEN(GRIM_AUTH_KEY_LEN),
+	[GRIM_A_KEY_TX] = { .type = NLA_FLAG },
+};
+
 static const struct nla_policy grim_nl_socket_policy[GRIM_A_SOCK_PORT + 1] = {
 	[GRIM_A_SOCK_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
 };
@@ -123,10 +130,28 @@ static int grim_nl_fill_node(struct sk_buff *skb, const struct grim_ni *ni)
 	return 0;
 }
 
+/* Which keys a link has, never what they are.  RTNL or RCU. */
+static int grim_nl_put_keys(struct sk_buff *skb, const struct grim_ni *ni)
+{
+	const struct grim_key *key;
+	u8 ids[GRIM_MAX_KEYS];
+	int i, n = 0;
+
+	key = rcu_dereference_rtnl(ni->tx_key);
+	if (nla_put_u8(skb, GRIM_A_KEY_TX_ID, key ? key->id : 0))
+		return -EMSGSIZE;
+	for (i = 0; i < GRIM_MAX_KEYS; i++) {
+		key = rcu_dereference_rtnl(ni->keys[i]);
+		if (key)
+			ids[n++] = key->id;
+	}
+	return n ? nla_put(skb, GRIM_A_KEY_IDS, n, ids) : 0;
+}
+
 static int grim_nl_fill_link(struct sk_buff *skb, const struct grim_ni *ni,
 			     bool stats)
 {
-	if (grim_nl_fill_node(skb, ni) ||
+	if (grim_nl_fill_node(skb, ni) || grim_nl_put_keys(skb, ni) ||
 	    nla_put_u32(skb, GRIM_A_LOWER_IFINDEX, ni->lower->ifindex) ||
 	    nla_put_u8(skb, GRIM_A_RUNNING, READ_ONCE(ni->running)) ||
 	    nla_put_u32(skb, GRIM_A_HELLO_MS, READ_ONCE(ni->hello_ms)) ||
@@ -251,6 +276,50 @@ static int grim_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		call_netdevice_notifiers(NETDEV_CHANGEADDR, ni->dev);
 	}
 out:
+	rtnl_unlock();
+	return err;
+}
+
+/* Cluster keys. */
+
+static int grim_nl_key_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *secret = info->attrs[GRIM_A_KEY_SECRET];
+	struct grim_ni *ni;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, GRIM_A_KEY_ID))
+		return -EINVAL;
+	if (!secret && !info->attrs[GRIM_A_KEY_TX]) {
+		NL_SET_ERR_MSG(info->extack, "give a secret, or tx to send with the key");
+		return -EINVAL;
+	}
+	rtnl_lock();
+	ni = grim_nl_ni_get(info);
+	err = IS_ERR(ni) ? PTR_ERR(ni) :
+	      grim_key_set(ni, nla_get_u8(info->attrs[GRIM_A_KEY_ID]),
+			   secret ? nla_data(secret) : NULL,
+			   nla_get_flag(info->attrs[GRIM_A_KEY_TX]),
+			   info->extack);
+	rtnl_unlock();
+	/* The request is freed by netlink; the secret goes with it now. */
+	if (secret)
+		memzero_explicit(nla_data(secret), nla_len(secret));
+	return err;
+}
+
+static int grim_nl_key_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct grim_ni *ni;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, GRIM_A_KEY_ID))
+		return -EINVAL;
+	rtnl_lock();
+	ni = grim_nl_ni_get(info);
+	err = IS_ERR(ni) ? PTR_ERR(ni) :
+	      grim_key_del(ni, nla_get_u8(info->attrs[GRIM_A_KEY_ID]),
+			   info->extack);
 	rtnl_unlock();
 	return err;
 }
@@ -537,6 +606,20 @@ static const struct genl_ops grim_nl_ops[] = {
 		.dumpit = grim_nl_ni_dumpit,
 		.policy = grim_nl_ifindex_policy,
 		.maxattr = ARRAY_SIZE(grim_nl_ifindex_policy) - 1,
+	},
+	{
+		.cmd = GRIM_CMD_KEY_SET,
+		.doit = grim_nl_key_set,
+		.policy = grim_nl_key_policy,
+		.maxattr = ARRAY_SIZE(grim_nl_key_policy) - 1,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = GRIM_CMD_KEY_DEL,
+		.doit = grim_nl_key_del,
+		.policy = grim_nl_key_policy,
+		.maxattr = ARRAY_SIZE(grim_nl_key_policy) - 1,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		.cmd = GRIM_CMD_SOCKET_GET,

@@ -3,11 +3,12 @@
  * grim_rdm: send and verify AF_GRIM SOCK_RDM traffic for the selftests.
  *
  *   grim_rdm send -d NODE -p PORT [-n COUNT] [-m MIN] [-M MAX] [-S SEED]
- *                 [-b BINDPORT] [-R RETRY_S] [-L] [-E] [-D]
+ *                 [-b BINDPORT] [-R RETRY_S] [-i GAP_US] [-L] [-E] [-D]
  *
  * -L draws sizes log-uniformly between MIN and MAX (every 1000th message
  * is MIN and the next one MAX); -E sends until an error and reports it;
- * -D uses MSG_DONTWAIT and counts EAGAINs.
+ * -D uses MSG_DONTWAIT and counts EAGAINs; -i sleeps GAP_US after each
+ * message.
  *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF] [-g]
  *
  * -g allows a sender's sequence to skip messages (that failed at the
@@ -228,13 +229,13 @@ static int do_send(int argc, char **argv)
 {
 	uint32_t node = 0, count = 1000, min = 0, max = 1024, seed = 1;
 	int retry_s = 10, until_err = 0, dontwait = 0, logsz = 0, opt, fd;
-	unsigned long eagain = 0;
+	unsigned long eagain = 0, gap_us = 0;
 	uint16_t port = 0, bport = 0;
 	uint64_t t0, sent_bytes = 0;
 	uint8_t *buf;
 	uint32_t i;
 
-	while ((opt = getopt(argc, argv, "d:p:n:m:M:S:b:R:LED")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:n:m:M:S:b:R:i:LED")) != -1) {
 		switch (opt) {
 		case 'd': node = strtoul(optarg, NULL, 0); break;
 		case 'p': port = strtoul(optarg, NULL, 0); break;
@@ -244,6 +245,7 @@ static int do_send(int argc, char **argv)
 		case 'S': seed = strtoul(optarg, NULL, 0); break;
 		case 'b': bport = strtoul(optarg, NULL, 0); break;
 		case 'R': retry_s = atoi(optarg); break;
+		case 'i': gap_us = strtoul(optarg, NULL, 0); break;
 		case 'E': until_err = 1; break;
 		case 'L': logsz = 1; break;
 		case 'D': dontwait = 1; break;
@@ -305,6 +307,8 @@ again:
 		sent_bytes += len;
 		if (report_failed(fd, i, t0))
 			return until_err ? 3 : 1;
+		if (gap_us)
+			usleep(gap_us);
 	}
 	if (report_failed(fd, count, t0))
 		return 1;

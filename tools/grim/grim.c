@@ -124,6 +124,7 @@ static const char *const attr_names[GRIM_A_MAX + 1] = {
 	[GRIM_A_RTO_MS] = "rto-ms", [GRIM_A_WINDOW] = "window",
 	[GRIM_A_DATA_CRC] = "data-crc",
 	[GRIM_A_PEER_MAC] = "mac", [GRIM_A_SOCK_PORT] = "port",
+	[GRIM_A_KEY_ID] = "id", [GRIM_A_KEY_SECRET] = "secret",
 };
 
 static void usage_err(const char *fmt, ...)
@@ -437,6 +438,8 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		juint("rto_ms", u32a(&at, GRIM_A_RTO_MS));
 		juint("window", u32a(&at, GRIM_A_WINDOW));
 		jstr("data_crc", data_crc);
+		juint("tx_key", at.tb[GRIM_A_KEY_TX_ID] ?
+			       mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]) : 0);
 		juint("peers", u32a(&at, GRIM_A_NPEERS));
 		if (show_stats)
 			print_stats(&at);
@@ -451,6 +454,10 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		       u32a(&at, GRIM_A_HELLO_MS), u32a(&at, GRIM_A_DEAD_MS),
 		       u32a(&at, GRIM_A_RTO_MS), u32a(&at, GRIM_A_WINDOW),
 		       data_crc, u32a(&at, GRIM_A_NPEERS));
+		if (at.tb[GRIM_A_KEY_TX_ID] &&
+		    mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]))
+			printf("    authenticated: key %u\n",
+			       mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]));
 		if (show_stats)
 			print_stats(&at);
 	}
@@ -638,10 +645,66 @@ static bool word_in(const char *list, const char *key)
 
 /* Generic "key value" arguments of the object commands. */
 struct args {
-	uint32_t dev, node, cluster, port;
-	bool has_dev, has_node, has_cluster, has_port, has_mac;
+	uint32_t dev, node, cluster, port, id;
+	bool has_dev, has_node, has_cluster, has_port, has_mac, has_id;
+	bool has_secret, tx;
 	uint8_t mac[6];
+	uint8_t secret[GRIM_AUTH_KEY_LEN];
 };
+
+/* A key: GRIM_AUTH_KEY_LEN bytes in hex, spaces and newlines allowed
+ * between the digits (od -An -tx1 prints that).  From the command line,
+ * or better from a file ("-": standard input), which ps does not show.
+ */
+static void get_secret(const char *what, const char *s, uint8_t *key)
+{
+	size_t n = 0;
+	int hi = -1, v;
+
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
+			continue;
+		if (*s >= '0' && *s <= '9')
+			v = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			v = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			v = *s - 'A' + 10;
+		else
+			usage_err("invalid %s: hex digits only", what);
+		if (hi < 0) {
+			hi = v;
+			continue;
+		}
+		if (n == GRIM_AUTH_KEY_LEN)
+			break;
+		key[n++] = hi << 4 | v;
+		hi = -1;
+	}
+	if (n != GRIM_AUTH_KEY_LEN || hi >= 0 || *s)
+		usage_err("invalid %s: expected %d bytes in hex (%d digits)",
+			  what, GRIM_AUTH_KEY_LEN, 2 * GRIM_AUTH_KEY_LEN);
+}
+
+static void get_secret_file(const char *path, uint8_t *key)
+{
+	char buf[1024];
+	size_t n;
+	FILE *f;
+
+	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "grim: cannot open key file \"%s\": %s\n",
+			path, strerror(errno));
+		exit(1);
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	if (f != stdin)
+		fclose(f);
+	buf[n] = 0;
+	get_secret("key file", buf, key);
+	memset(buf, 0, sizeof(buf));
+}
 
 static void parse_args(int argc, char **argv, struct args *a,
 		       const char *allowed)
@@ -652,6 +715,10 @@ static void parse_args(int argc, char **argv, struct args *a,
 
 		if (!strcmp(key, "-s") || !strcmp(key, "-stats")) {
 			show_stats = true;
+			continue;
+		}
+		if (!strcmp(key, "tx") && word_in(allowed, key)) {
+			a->tx = true;
 			continue;
 		}
 		if (!*key || !word_in(allowed, key) || argc < 2)
@@ -675,6 +742,17 @@ static void parse_args(int argc, char **argv, struct args *a,
 		} else if (!strcmp(key, "mac")) {
 			get_mac(argv[1], a->mac);
 			a->has_mac = true;
+		} else if (!strcmp(key, "id")) {
+			a->id = get_u32("key id", argv[1]);
+			if (a->id < 1 || a->id > 255)
+				usage_err("invalid key id \"%s\": 1..255", argv[1]);
+			a->has_id = true;
+		} else if (!strcmp(key, "secret")) {
+			get_secret("secret", argv[1], a->secret);
+			a->has_secret = true;
+		} else if (!strcmp(key, "secret-file")) {
+			get_secret_file(argv[1], a->secret);
+			a->has_secret = true;
 		} else {
 			usage_err("unknown argument \"%s\"", key);
 		}
@@ -695,6 +773,13 @@ static void put_args(struct nlmsghdr *nlh, const struct args *a)
 		mnl_attr_put(nlh, GRIM_A_PEER_MAC, 6, a->mac);
 	if (a->has_port)
 		mnl_attr_put_u16(nlh, GRIM_A_SOCK_PORT, a->port);
+	if (a->has_id)
+		mnl_attr_put_u8(nlh, GRIM_A_KEY_ID, a->id);
+	if (a->has_secret)
+		mnl_attr_put(nlh, GRIM_A_KEY_SECRET, GRIM_AUTH_KEY_LEN,
+			     a->secret);
+	if (a->tx)
+		mnl_attr_put(nlh, GRIM_A_KEY_TX, 0, NULL);
 }
 
 /* A show command: do if @single, else dump; JSON array around it. */
@@ -717,10 +802,13 @@ static int do_change(uint8_t cmd, const struct args *a)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
+	int ret;
 
 	nlh = msg_start(buf, family_id, cmd, 0);
 	put_args(nlh, a);
-	return talk(nlh, NULL, NULL);
+	ret = talk(nlh, NULL, NULL);
+	memset(buf, 0, sizeof(buf));	/* a key may have been in it */
+	return ret;
 }
 
 static int cmd_node(int argc, char **argv)
@@ -776,6 +864,74 @@ static int cmd_link(int argc, char **argv)
 		return do_show(GRIM_CMD_LINK_GET, &a, a.has_dev, link_cb);
 	}
 	usage_err("unknown link command \"%s\"", argv[0]);
+	return EXIT_USAGE;
+}
+
+/* grim key: the cluster keys of a link, which are never shown. */
+static int key_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *ids;
+	char ifn[IF_NAMESIZE];
+	struct attrs at;
+	uint16_t i, n;
+
+	parse(nlh, &at);
+	ids = at.tb[GRIM_A_KEY_IDS];
+	n = ids ? mnl_attr_get_payload_len(ids) : 0;
+	if (json) {
+		jopen(NULL, '{');
+		jstr("ifname", ifname_of(&at, ifn));
+		juint("tx_key", at.tb[GRIM_A_KEY_TX_ID] ?
+			       mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]) : 0);
+		jopen("keys", '[');
+		for (i = 0; i < n; i++)
+			juint(NULL, ((uint8_t *)mnl_attr_get_payload(ids))[i]);
+		jclose(']');
+		jclose('}');
+		return MNL_CB_OK;
+	}
+	printf("%s:", ifname_of(&at, ifn));
+	if (!n)
+		printf(" no key: frames are not authenticated");
+	for (i = 0; i < n; i++) {
+		uint8_t id = ((uint8_t *)mnl_attr_get_payload(ids))[i];
+
+		printf(" key %u%s", id, at.tb[GRIM_A_KEY_TX_ID] &&
+		       mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]) == id ?
+		       " (tx)" : "");
+	}
+	printf("\n");
+	return MNL_CB_OK;
+}
+
+static int cmd_key(int argc, char **argv)
+{
+	struct args a;
+
+	if (argc == 0 || matches(argv[0], "show") || matches(argv[0], "list")) {
+		parse_args(argc ? argc - 1 : 0, argv + 1, &a, "dev");
+		return do_show(GRIM_CMD_LINK_GET, &a, a.has_dev, key_cb);
+	}
+	if (matches(argv[0], "add")) {
+		parse_args(argc - 1, argv + 1, &a, "dev id secret secret-file tx");
+		if (!a.has_dev || !a.has_id || !a.has_secret)
+			usage_err("key add needs \"dev DEV id ID\" and \"secret-file FILE\" or \"secret HEX\"");
+		return do_change(GRIM_CMD_KEY_SET, &a);
+	}
+	if (matches(argv[0], "use")) {
+		parse_args(argc - 1, argv + 1, &a, "dev id");
+		if (!a.has_dev || !a.has_id)
+			usage_err("key use needs \"dev DEV id ID\"");
+		a.tx = true;
+		return do_change(GRIM_CMD_KEY_SET, &a);
+	}
+	if (matches(argv[0], "delete")) {
+		parse_args(argc - 1, argv + 1, &a, "dev id");
+		if (!a.has_dev || !a.has_id)
+			usage_err("key del needs \"dev DEV id ID\"");
+		return do_change(GRIM_CMD_KEY_DEL, &a);
+	}
+	usage_err("unknown key command \"%s\"", argv[0]);
 	return EXIT_USAGE;
 }
 
@@ -880,6 +1036,10 @@ static void help(FILE *f)
 	      "  grim peer add dev DEV node ID mac XX:XX:XX:XX:XX:XX\n"
 	      "  grim peer del dev DEV node ID\n"
 	      "  grim link [show [dev DEV]] [-s]\n"
+	      "  grim key [show [dev DEV]]\n"
+	      "  grim key add dev DEV id ID {secret-file FILE|secret HEX} [tx]\n"
+	      "  grim key use dev DEV id ID\n"
+	      "  grim key del dev DEV id ID\n"
 	      "  grim socket [show] [port PORT]\n"
 	      "  grim monitor\n"
 	      "Options:\n"
@@ -943,6 +1103,8 @@ int main(int argc, char **argv)
 		ret = cmd_link(argc, argv);
 	else if (matches(obj, "socket"))
 		ret = cmd_socket(argc, argv);
+	else if (matches(obj, "key"))
+		ret = cmd_key(argc, argv);
 	else if (matches(obj, "monitor"))
 		ret = cmd_monitor(argc, argv);
 	else

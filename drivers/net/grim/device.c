@@ -60,6 +60,9 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_DROP_LIMIT] = "rx_drop_table_full",
 	[GRIM_STAT_DROP_BAD_ACK] = "rx_drop_bad_ack",
 	[GRIM_STAT_DROP_REJECTED] = "rx_drop_stream_rejected",
+	[GRIM_STAT_DROP_AUTH] = "rx_drop_auth",
+	[GRIM_STAT_DROP_REPLAY] = "rx_drop_replay",
+	[GRIM_STAT_DROP_UNPROVEN] = "rx_drop_unproven",
 	[GRIM_STAT_TX_REJECTS] = "tx_rejects",
 	[GRIM_STAT_RX_REJECTS] = "rx_rejects",
 	[GRIM_STAT_REASM_TIMEOUTS] = "rx_reassembly_timeouts",
@@ -67,6 +70,8 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_TX_ABORTS] = "tx_aborts",
 	[GRIM_STAT_MSGS_RECUT] = "tx_msgs_recut",
 	[GRIM_STAT_TX_ERRORS] = "tx_errors",
+	[GRIM_STAT_AUTH_CHALLENGES] = "tx_auth_challenges",
+	[GRIM_STAT_AUTH_NEW_RUNS] = "rx_auth_new_runs",
 };
 
 static int grim_open(struct net_device *dev)
@@ -105,7 +110,7 @@ static void grim_get_stats64(struct net_device *dev,
 	s->tx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_TX_BYTES]);
 	s->rx_packets = atomic_long_read(&ni->stats[GRIM_STAT_RX_MSGS]);
 	s->rx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_RX_BYTES]);
-	for (i = GRIM_STAT_DROP_SHORT; i <= GRIM_STAT_DROP_REJECTED; i++)
+	for (i = GRIM_STAT_DROP_SHORT; i <= GRIM_STAT_DROP_UNPROVEN; i++)
 		drops += atomic_long_read(&ni->stats[i]);
 	s->rx_dropped = drops;
 	s->rx_crc_errors = atomic_long_read(&ni->stats[GRIM_STAT_DROP_CSUM]);
@@ -256,6 +261,7 @@ static void grim_destructor(struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
 
+	grim_keys_free(ni);
 	if (ni->lower_held)
 		netdev_put(ni->lower, &ni->lower_tracker);
 	ni->lower_held = false;

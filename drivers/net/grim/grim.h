@@ -48,6 +48,9 @@
 #define GRIM_MAX_WINDOW		4096
 #define GRIM_NACK_BACKOFF_MIN	1		/* jiffies */
 #define GRIM_NACK_BACKOFF_MAX	(HZ / 4)
+#define GRIM_MAX_KEYS		2	/* cluster keys an NI takes frames with */
+#define GRIM_AUTH_WINDOW	1024	/* frame numbers remembered per peer */
+#define GRIM_AUTH_CHAL_GAP	(HZ / 20)	/* between challenges to a peer */
 
 /* Sizes of the frame headers, see include/uapi/linux/grim.h. */
 #define GRIM_LINK_HLEN	sizeof(struct grim_link_hdr)
@@ -103,6 +106,9 @@ enum grim_stat {
 	GRIM_STAT_DROP_LIMIT,
 	GRIM_STAT_DROP_BAD_ACK,
 	GRIM_STAT_DROP_REJECTED,
+	GRIM_STAT_DROP_AUTH,
+	GRIM_STAT_DROP_REPLAY,
+	GRIM_STAT_DROP_UNPROVEN,
 	GRIM_STAT_TX_REJECTS,
 	GRIM_STAT_RX_REJECTS,
 	GRIM_STAT_REASM_TIMEOUTS,
@@ -110,6 +116,8 @@ enum grim_stat {
 	GRIM_STAT_TX_ABORTS,
 	GRIM_STAT_MSGS_RECUT,
 	GRIM_STAT_TX_ERRORS,
+	GRIM_STAT_AUTH_CHALLENGES,
+	GRIM_STAT_AUTH_NEW_RUNS,
 	GRIM_STAT_MAX
 };
 
@@ -225,7 +233,37 @@ struct grim_peer {
 	struct timer_list ack_timer;	/* sends them */
 	struct hlist_head txs[1 << GRIM_STREAM_HASH_BITS];
 	struct hlist_head rxs[1 << GRIM_STREAM_HASH_BITS];
+	/* With a cluster key: the run of the peer's NI whose frames we take
+	 * (0: none yet), the frame numbers seen from it (bit i of @auth_seen:
+	 * @auth_pn_max - i), our challenge to the peer, which a frame of a
+	 * new run must echo, and the peer's challenge to us, which ours echo.
+	 */
+	u32 auth_rboot;
+	u64 auth_pn_max;
+	unsigned long auth_seen[GRIM_AUTH_WINDOW / BITS_PER_LONG];
+	u32 auth_chal;
+	u32 auth_rchal;
+	unsigned long auth_challenged;	/* jiffies of our last challenge */
 	atomic_long_t stats[GRIM_PEER_STATS];
+};
+
+/* A cluster key: what the NI authenticates frames with.  Replaced only by
+ * RCU: a key is freed a grace period after it was unpublished.
+ */
+struct grim_key {
+	struct rcu_head rcu;
+	struct crypto_aead *tfm;
+	u8 id;
+};
+
+/* What the authentication of a received frame says of it. */
+struct grim_auth_info {
+	bool authed;		/* verified under a key (else: no key) */
+	u8 mac[ETH_ALEN];	/* the sender's, as the tag covers it */
+	u32 boot;
+	u32 echo;
+	u32 chal;
+	u64 pn;
 };
 
 struct grim_ni {
@@ -261,6 +299,15 @@ struct grim_ni {
 	struct hlist_head peers[1 << GRIM_PEER_HASH_BITS];
 	struct timer_list hello_timer;
 	atomic_long_t ooo_mem;		/* truesize of frames held past gaps */
+	/* Cluster keys (RTNL for writes): frames are taken under any of
+	 * @keys and sent under @tx_key, which is one of them.  @auth_boot
+	 * and @auth_pn make the nonces: a random run id drawn at start, and
+	 * a frame counter from a random start.
+	 */
+	struct grim_key __rcu *keys[GRIM_MAX_KEYS];
+	struct grim_key __rcu *tx_key;
+	u32 auth_boot;
+	atomic64_t auth_pn;
 	atomic_long_t stats[GRIM_STAT_MAX];
 };
 
@@ -334,6 +381,8 @@ void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
 			unsigned int len);
 void grim_xmit(struct grim_ni *ni, struct grim_peer *peer,
 	       struct sk_buff *skb);
+void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
+		    struct sk_buff *skb, u32 echo, const u8 *mac);
 int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	     struct packet_type *pt, struct net_device *orig_dev);
 
@@ -343,8 +392,12 @@ int grim_ni_start(struct grim_ni *ni);
 void grim_ni_stop(struct grim_ni *ni);
 void grim_ni_lower_mtu(struct grim_ni *ni);
 void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
-			 const struct grim_link_hdr *lh);
-void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb);
+			 const struct grim_link_hdr *lh,
+			 const struct grim_auth_info *ai);
+void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb,
+			   const struct grim_auth_info *ai);
+bool grim_peer_auth_fresh(struct grim_ni *ni, struct grim_peer *peer,
+			  const struct grim_auth_info *ai);
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 			     const struct grim_link_hdr *lh);
 void grim_hello_timer(struct timer_list *t);
@@ -375,6 +428,25 @@ void grim_ack_timer(struct timer_list *t);
 void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout);
 void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 		   const struct grim_ctl_msg *cm);
+
+/* auth.c */
+static inline bool grim_ni_keyed(const struct grim_ni *ni)
+{
+	return rcu_access_pointer(ni->tx_key);
+}
+
+void grim_auth_start(struct grim_ni *ni);
+struct sk_buff *grim_auth_seal(struct grim_ni *ni, struct grim_peer *peer,
+			       struct sk_buff *skb, u32 echo);
+bool grim_auth_open(struct grim_ni *ni, struct sk_buff *skb,
+		    struct grim_auth_info *ai);
+bool grim_auth_window(struct grim_peer *peer, u64 pn);
+void grim_auth_window_reset(struct grim_peer *peer, u32 boot, u64 pn);
+u32 grim_auth_random(void);
+int grim_key_set(struct grim_ni *ni, u8 id, const u8 *secret, bool tx,
+		 struct netlink_ext_ack *extack);
+int grim_key_del(struct grim_ni *ni, u8 id, struct netlink_ext_ack *extack);
+void grim_keys_free(struct grim_ni *ni);
 
 /* peer_cfg.c */
 int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,

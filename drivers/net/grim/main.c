@@ -128,6 +128,8 @@ static void __exit grim_exit(void)
 	grim_device_exit();
 	grim_nl_exit();
 	unregister_pernet_subsys(&grim_net_ops);
+	/* Keys removed from a link go by RCU callback. */
+	rcu_barrier();
 	grim_crc_exit();
 }
 

@@ -77,6 +77,8 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	spin_lock_init(&peer->lock);
 	peer->state = GRIM_PEER_NEW;
 	peer->lgen = ni->base_gen;
+	peer->auth_chal = grim_auth_random();
+	peer->auth_challenged = jiffies - HZ;
 	peer->last_rx = jiffies;
 	INIT_LIST_HEAD(&peer->ack_list);
 	INIT_LIST_HEAD(&peer->reasm_list);
@@ -146,9 +148,11 @@ static u32 grim_ni_age_ms(const struct grim_ni *ni)
 	return min_t(unsigned long, jiffies_to_msecs(age), U32_MAX);
 }
 
-/* A hello: unicast to @peer (a probe), or broadcast when @peer is NULL. */
+/* A hello: unicast to @peer (a probe), or broadcast when @peer is NULL,
+ * echoing @echo then (see grim_xmit_echo()).
+ */
 static void grim_send_hello_to(struct grim_ni *ni, struct grim_peer *peer,
-			       u32 flags)
+			       u32 flags, u32 echo, const u8 *mac)
 {
 	struct grim_hello *h;
 	struct sk_buff *skb;
@@ -164,18 +168,21 @@ static void grim_send_hello_to(struct grim_ni *ni, struct grim_peer *peer,
 	h->age_ms = htonl(grim_ni_age_ms(ni));
 	grim_frame_finish(skb);
 	grim_count(ni, peer, GRIM_STAT_TX_HELLOS);
-	grim_xmit(ni, peer, skb);
+	if (peer)
+		echo = READ_ONCE(peer->auth_rchal);
+	grim_xmit_echo(ni, peer, skb, echo, mac);
 }
 
 static void grim_send_probe(struct grim_ni *ni, struct grim_peer *peer,
 			    bool answer)
 {
-	grim_send_hello_to(ni, peer, answer ? GRIM_HF_ANSWER : 0);
+	grim_send_hello_to(ni, peer, answer ? GRIM_HF_ANSWER : 0, 0, NULL);
 }
 
-static void grim_send_hello(struct grim_ni *ni)
+static void grim_send_hello(struct grim_ni *ni, u32 echo)
 {
-	grim_send_hello_to(ni, NULL, ni->tentative ? GRIM_HF_TENTATIVE : 0);
+	grim_send_hello_to(ni, NULL, ni->tentative ? GRIM_HF_TENTATIVE : 0,
+			   echo, NULL);
 }
 
 /* Another NI on the segment has our node id: we are the newcomer, or the
@@ -195,8 +202,16 @@ static void grim_ni_yield(struct grim_ni *ni, const u8 *mac)
 			    ni->node, mac);
 }
 
-/* A hello that claims our node id, from another NI.  Softirq. */
-void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb)
+/* A hello that claims our node id, from another NI.  Softirq.
+ *
+ * With a cluster key a hello of ours, replayed, must not take our node
+ * id: one of our own run is dropped, and one of another run counts
+ * only when it echoes our run id, which an NI with our node id does when
+ * it answers a hello of ours.  An unproven one is answered so (at most
+ * ten times a second), and only then acted on.
+ */
+void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb,
+			   const struct grim_auth_info *ai)
 {
 	const struct grim_hello *h;
 	const u8 *mac, *own = ni->lower->dev_addr;
@@ -209,6 +224,20 @@ void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb)
 	mac = eth_hdr(skb)->h_source;
 	if (ether_addr_equal(mac, own))
 		return;		/* our own hello, reflected */
+	if (ai->authed && ai->boot == ni->auth_boot) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_REPLAY);
+		return;
+	}
+	if (ai->authed && ai->echo != ni->auth_boot) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_UNPROVEN);
+		if (time_after(jiffies, ni->defended + HZ / 10) &&
+		    !READ_ONCE(ni->conflict)) {
+			ni->defended = jiffies;
+			grim_count(ni, NULL, GRIM_STAT_AUTH_CHALLENGES);
+			grim_send_hello(ni, ai->boot);
+		}
+		return;
+	}
 	grim_count(ni, NULL, GRIM_STAT_NODE_CONFLICTS);
 	h = (const struct grim_hello *)(skb->data + GRIM_LINK_HLEN);
 	flags = ntohl(h->flags);
@@ -219,7 +248,7 @@ void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb)
 		if (time_after(jiffies, ni->defended + HZ / 10) &&
 		    !READ_ONCE(ni->conflict)) {
 			ni->defended = jiffies;
-			grim_send_hello(ni);
+			grim_send_hello(ni, ai->boot);
 		}
 		if (net_ratelimit())
 			netdev_info(ni->dev, "%pM tried to take our node id %u\n",
@@ -240,6 +269,11 @@ void grim_ni_rcv_own_hello(struct grim_ni *ni, struct sk_buff *skb)
 		if (net_ratelimit())
 			netdev_warn(ni->dev, "node id %u is also used by %pM\n",
 				    ni->node, mac);
+		/* With a key, the other NI learns of us from an answer. */
+		if (ai->authed && time_after(jiffies, ni->defended + HZ / 10)) {
+			ni->defended = jiffies;
+			grim_send_hello(ni, ai->boot);
+		}
 		return;
 	}
 	grim_ni_yield(ni, mac);
@@ -294,6 +328,54 @@ static bool grim_peer_learn_base(struct grim_ni *ni, struct grim_peer *peer,
 	return true;
 }
 
+/* With a cluster key: whether an authenticated frame from @peer is new.
+ * A frame of the peer's run we know must bear a number not seen before.
+ * A frame of another run (the peer's NI restarted, or an old frame is
+ * replayed) must echo our current challenge to the peer, which we sent
+ * after we last took a new run from it; then we take that run, and
+ * change the challenge.  An unproven one is dropped, and the peer is sent
+ * a probe with the challenge (at most every GRIM_AUTH_CHAL_GAP): a peer
+ * that really started over answers it.  Without a key every frame is
+ * new.  Peer lock held.
+ */
+bool grim_peer_auth_fresh(struct grim_ni *ni, struct grim_peer *peer,
+			  const struct grim_auth_info *ai)
+{
+	if (!ai->authed)
+		return true;
+	if (peer->auth_rboot && ai->boot == peer->auth_rboot) {
+		if (!grim_auth_window(peer, ai->pn)) {
+			grim_count(ni, peer, GRIM_STAT_DROP_REPLAY);
+			return false;
+		}
+		if (ai->chal)
+			WRITE_ONCE(peer->auth_rchal, ai->chal);
+		return true;
+	}
+	/* Broadcast frames carry no challenge. */
+	if (ai->chal)
+		WRITE_ONCE(peer->auth_rchal, ai->chal);
+	if (ai->echo == peer->auth_chal) {
+		grim_auth_window_reset(peer, ai->boot, ai->pn);
+		WRITE_ONCE(peer->auth_chal, grim_auth_random());
+		grim_count(ni, peer, GRIM_STAT_AUTH_NEW_RUNS);
+		return true;
+	}
+	grim_count(ni, peer, GRIM_STAT_DROP_UNPROVEN);
+	/* The challenge goes where the frame came from: its MAC is the
+	 * sender's own (the tag covers it), if perhaps an old one.  The
+	 * peer's MAC is learned from fresh frames alone.
+	 */
+	if (!ni->tentative && peer != ni->self &&
+	    time_after(jiffies, peer->auth_challenged + GRIM_AUTH_CHAL_GAP)) {
+		peer->auth_challenged = jiffies;
+		grim_count(ni, peer, GRIM_STAT_AUTH_CHALLENGES);
+		grim_send_hello_to(ni, peer, GRIM_HF_ANSWER, 0,
+				   peer->configured ? NULL : ai->mac);
+	}
+	return false;
+}
+
 /* Validate the session fields of a DATA/ACK/NACK frame.  Peer lock held.
  */
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
@@ -311,7 +393,8 @@ bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 }
 
 void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
-			 const struct grim_link_hdr *lh)
+			 const struct grim_link_hdr *lh,
+			 const struct grim_auth_info *ai)
 {
 	bool probe = lh->flags & GRIM_FF_PROBE;
 	u32 node = ntohl(lh->src_node);
@@ -340,7 +423,7 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 		return;
 
 	spin_lock(&peer->lock);
-	if (peer->dead)
+	if (peer->dead || !grim_peer_auth_fresh(ni, peer, ai))
 		goto out;
 	if (!(probe ? grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen)) :
 		      grim_peer_learn_base(ni, peer, ntohl(lh->src_gen)))) {
@@ -427,13 +510,13 @@ void grim_hello_timer(struct timer_list *t)
 		/* Is our node id free?  Ask, then wait for an answer. */
 		ni->tentative--;
 		if (ni->tentative) {
-			grim_send_hello(ni);
+			grim_send_hello(ni, 0);
 			mod_timer(&ni->hello_timer,
 				  jiffies + msecs_to_jiffies(GRIM_TENTATIVE_MS));
 			return;
 		}
 	}
-	grim_send_hello(ni);
+	grim_send_hello(ni, 0);
 
 	rcu_read_lock();
 	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
@@ -463,6 +546,7 @@ int grim_ni_start(struct grim_ni *ni)
 	struct grim_peer *self;
 
 	ni->base_gen = grim_gen_now();
+	grim_auth_start(ni);
 	ni->started = jiffies;
 	ni->defended = jiffies - HZ;
 	/* One more than the hellos: the last round only waits. */

@@ -807,10 +807,13 @@ static void grim_msg_hdr_fill(struct grim_msg_hdr *mh,
 		mh->arg[i] = htonl(cb->arg[i]);
 }
 
-/* Whether this NI's CRC covers the payload of the frames it sends. */
+/* Whether this NI's CRC covers the payload of the frames it sends: not
+ * with a cluster key, whose tag covers every byte.
+ */
 static u8 grim_dcrc(const struct grim_ni *ni)
 {
-	return READ_ONCE(ni->data_crc) != GRIM_DATA_CRC_OFF ? GRIM_FF_DCRC : 0;
+	return READ_ONCE(ni->data_crc) != GRIM_DATA_CRC_OFF &&
+	       !grim_ni_keyed(ni) ? GRIM_FF_DCRC : 0;
 }
 
 /* The shape of the frames an NI sends: read under RCU, used to cut a
@@ -823,8 +826,12 @@ struct grim_geom {
 
 static void grim_geom_get(const struct grim_ni *ni, struct grim_geom *g)
 {
-	/* The link header's length field bounds a frame too. */
+	/* The link header's length field bounds a frame too; with a
+	 * cluster key, the trailer and tag take their room.
+	 */
 	g->mtu = min_t(unsigned int, READ_ONCE(ni->lower->mtu), 0xffff);
+	if (grim_ni_keyed(ni))
+		g->mtu -= GRIM_AUTH_LEN;
 	g->hh = LL_RESERVED_SPACE(ni->lower);
 }
 

@@ -166,7 +166,7 @@ void grim_frame_csum_offload(struct grim_ni *ni, struct sk_buff *skb)
 				   offsetof(struct grim_frag_hdr, check);
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
 
-	if (!(lh->flags & GRIM_FF_DCRC) ||
+	if (!(lh->flags & GRIM_FF_DCRC) || grim_ni_keyed(ni) ||
 	    READ_ONCE(ni->data_crc) != GRIM_DATA_CRC_OFFLOAD ||
 	    !(READ_ONCE(ni->lower->features) & NETIF_F_HW_CSUM) ||
 	    !skb_partial_csum_set(skb, 0, check))
@@ -317,7 +317,8 @@ struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int len)
 	unsigned int hh = LL_RESERVED_SPACE(ni->lower);
 	struct sk_buff *skb;
 
-	skb = alloc_skb(hh + len + ni->lower->needed_tailroom, GFP_ATOMIC);
+	skb = alloc_skb(hh + len + GRIM_AUTH_LEN + ni->lower->needed_tailroom,
+			GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hh);
@@ -329,8 +330,13 @@ struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int len)
  * receive path through the backlog, so sending to oneself follows the
  * same protocol).  Consumes @skb.  The skb may be a clone of a frame
  * kept for retransmission: the Ethernet header goes into a private head.
+ * With a cluster key the frame is sealed on the way; @echo is the
+ * challenge it echoes (a broadcast frame's is 0, or the run id of an NI
+ * it answers).  It goes to @mac if given, else to the peer's MAC, or to
+ * everyone when there is no peer.
  */
-void grim_xmit(struct grim_ni *ni, struct grim_peer *peer, struct sk_buff *skb)
+void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
+		    struct sk_buff *skb, u32 echo, const u8 *mac)
 {
 	struct net_device *lower = ni->lower;
 
@@ -347,9 +353,12 @@ void grim_xmit(struct grim_ni *ni, struct grim_peer *peer, struct sk_buff *skb)
 		netif_rx(skb);
 		return;
 	}
+	skb = grim_auth_seal(ni, peer, skb, echo);
+	if (!skb)
+		return;
 	if (skb_cow_head(skb, LL_RESERVED_SPACE(lower)) ||
 	    dev_hard_header(skb, lower, GRIM_ETH_P,
-			    peer ? peer->mac : lower->broadcast, NULL,
+			    mac ?: peer ? peer->mac : lower->broadcast, NULL,
 			    skb->len) < 0) {
 		grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
 		kfree_skb(skb);
@@ -359,7 +368,14 @@ void grim_xmit(struct grim_ni *ni, struct grim_peer *peer, struct sk_buff *skb)
 		grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
 }
 
-static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb)
+void grim_xmit(struct grim_ni *ni, struct grim_peer *peer, struct sk_buff *skb)
+{
+	grim_xmit_echo(ni, peer, skb, peer ? READ_ONCE(peer->auth_rchal) : 0,
+		       NULL);
+}
+
+static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb,
+			   struct grim_auth_info *ai)
 {
 	const struct grim_link_hdr *lh;
 	unsigned int len;
@@ -387,12 +403,19 @@ static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb)
 		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
 		return false;
 	}
+	/* Our own frames, from the backlog, carry no tag. */
+	if (skb->pkt_type == PACKET_LOOPBACK)
+		memset(ai, 0, sizeof(*ai));
+	else if (!grim_auth_open(ni, skb, ai))
+		return false;
+	len = skb->len;
 	if (!pskb_may_pull(skb, min_t(unsigned int, len, GRIM_CRC_SPLIT))) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
 		return false;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
-	if (!grim_frame_crc_ok(ni, skb, len)) {
+	/* The tag covers more than the CRC would, and better. */
+	if (!ai->authed && !grim_frame_crc_ok(ni, skb, len)) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_CSUM);
 		return false;
 	}
@@ -409,6 +432,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 {
 	struct grim_ni *ni = pt->af_packet_priv;
 	const struct grim_link_hdr *lh;
+	struct grim_auth_info ai;
 	struct grim_peer *peer;
 	u32 src, dst;
 	u64 held = 0;
@@ -425,7 +449,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		goto consume;
 	skb_dst_drop(skb);
 	nf_reset_ct(skb);
-	if (!grim_rcv_valid(ni, skb))
+	if (!grim_rcv_valid(ni, skb, &ai))
 		goto drop;
 
 	lh = (const struct grim_link_hdr *)skb->data;
@@ -433,7 +457,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	dst = ntohl(lh->dst_node);
 	loop = skb->pkt_type == PACKET_LOOPBACK;
 	if (!loop && src == ni->node && lh->type == GRIM_FT_HELLO) {
-		grim_ni_rcv_own_hello(ni, skb);
+		grim_ni_rcv_own_hello(ni, skb, &ai);
 		goto consume;
 	}
 	if (READ_ONCE(ni->conflict))
@@ -449,7 +473,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	switch (lh->type) {
 	case GRIM_FT_HELLO:
 		grim_count(ni, NULL, GRIM_STAT_RX_HELLOS);
-		grim_peer_rcv_hello(ni, skb, lh);
+		grim_peer_rcv_hello(ni, skb, lh, &ai);
 		goto consume;
 	case GRIM_FT_DATA:
 	case GRIM_FT_ACK:
@@ -498,7 +522,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	grim_count(ni, peer, GRIM_STAT_RX_FRAMES);
 
 	spin_lock(&peer->lock);
-	if (!grim_peer_check_session(ni, peer, lh)) {
+	if (!grim_peer_auth_fresh(ni, peer, &ai) ||
+	    !grim_peer_check_session(ni, peer, lh)) {
 		spin_unlock(&peer->lock);
 		goto drop;
 	}

@@ -165,6 +165,10 @@ enum grim_frame_type {
 				 * to this one; a receiver that took every
 				 * frame before those goes on from here
 				 */
+#define GRIM_XF_AUTH	0x02	/* the frame ends in a struct grim_auth and
+				 * a GRIM_AUTH_TAG_LEN-byte tag; the csum
+				 * field is zero
+				 */
 
 struct grim_link_hdr {
 	__be16	magic;		/* GRIM_ID */
@@ -266,6 +270,38 @@ enum grim_msg_type {
 	GRIM_MT_AM	= 1,	/* active message / datagram */
 };
 
+/*
+ * Authenticated frames (an NI with a cluster key sends nothing else, and
+ * takes nothing else).  The frame's last bytes are this trailer, then the
+ * tag: ChaCha20-Poly1305 (RFC 8439) under the key @key_id, with no
+ * ciphertext and the whole frame up to the tag, the trailer included, as
+ * associated data.  The nonce is the twelve bytes at offset 8: @boot,
+ * drawn at random when the NI starts, then the 64-bit frame number
+ * (@pn_hi, @pn_lo), which counts up from a random start; no two frames
+ * under one key share a nonce.  A receiver keeps, per peer, the @boot it
+ * accepted and a window of the numbers it saw.  A frame of another @boot
+ * is taken only when it echoes the receiver's current challenge to that
+ * peer (@echo): proof that it was made after the receiver last heard of
+ * a new run, not replayed from an old one.
+ */
+#define GRIM_AUTH_TAG_LEN	16
+#define GRIM_AUTH_KEY_LEN	32
+
+struct grim_auth {
+	__u8	key_id;		/* 1..255 */
+	__u8	reserved;	/* zero */
+	__u8	src_mac[6];	/* the sender's MAC: must be the frame's */
+	__be32	boot;		/* the sender NI's run: nonce, first word */
+	__be32	pn_hi;		/* the frame's number: nonce, the rest */
+	__be32	pn_lo;
+	__be32	echo;		/* the receiver's challenge, as last heard */
+	__be32	chal;		/* the sender's challenge to the receiver;
+				 * zero in broadcast frames
+				 */
+};
+
+#define GRIM_AUTH_LEN	(sizeof(struct grim_auth) + GRIM_AUTH_TAG_LEN)
+
 /* Hello flags. */
 #define GRIM_HF_ANSWER		0x01	/* probe: answer me */
 #define GRIM_HF_TENTATIVE	0x02	/* the sender checks that no other NI
@@ -308,6 +344,10 @@ enum {
 	GRIM_CMD_PEER_NTF,	/* notification: a peer changed state */
 	GRIM_CMD_LINK_NEW_NTF,	/* notification: an NI was added */
 	GRIM_CMD_LINK_DEL_NTF,	/* notification: an NI was removed */
+	GRIM_CMD_KEY_SET,	/* do: add a cluster key, or pick the one
+				 * frames are sent with
+				 */
+	GRIM_CMD_KEY_DEL,	/* do: remove a cluster key */
 	__GRIM_CMD_MAX,
 };
 
@@ -348,6 +388,15 @@ enum {
 	GRIM_A_SOCK_INODE,	/* u64 */
 	GRIM_A_SOCK_UID,	/* u32 */
 	GRIM_A_DATA_CRC,	/* u8: enum grim_data_crc */
+	GRIM_A_KEY_ID,		/* u8: a cluster key, 1..255 */
+	GRIM_A_KEY_SECRET,	/* binary: GRIM_AUTH_KEY_LEN bytes, write
+				 * only: never reported
+				 */
+	GRIM_A_KEY_TX,		/* flag: send with this key from now on */
+	GRIM_A_KEY_TX_ID,	/* u8: the key frames are sent with, 0: none */
+	GRIM_A_KEY_IDS,		/* binary: the ids of the keys frames are
+				 * taken with
+				 */
 	__GRIM_A_MAX,
 };
 
