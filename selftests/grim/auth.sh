@@ -130,8 +130,8 @@ wait_peer_up 2 1
 bg nsx 2 "$RDM" recv -p 102 -n 100 -t 60
 r=$!
 wait_bound 2 102
-nsx 1 "$RDM" send -d 2 -p 102 -n 100 -m 0 -M 64000 -S 14 >/dev/null ||
-	fail "sender after the restart"
+out=$(nsx 1 "$RDM" send -d 2 -p 102 -n 100 -m 0 -M 64000 -S 14 2>&1) ||
+	fail "sender after the restart: $out"
 wait $r || fail "messages after the restart"
 log "host 1: rx_auth_new_runs $(stat 1 rx_auth_new_runs), tx_auth_challenges $(stat 1 tx_auth_challenges), rx_drop_unproven $(stat 1 rx_drop_unproven)"
 check_dmesg

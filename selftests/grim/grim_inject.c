@@ -258,7 +258,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]\n"
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
+		"                   [-f FILE]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
+		"       capture flood\n"
 		"       cluster notours\n"
 		"       badtype unknownpeer stale frag reasm hello replay sack\n");
 	exit(2);
@@ -1042,10 +1044,355 @@ static void mode_replay(void)
 		xmit(fr[i].data, fr[i].len, C_DUP);
 }
 
+/* ---- an attacker on the segment: capture, then flood ---------------------------- */
+
+static const char *file;	/* -f: captured frames */
+
+/* Whether a sniffed frame is a GRIM frame of the cluster's traffic to or
+ * from dmac, or a broadcast hello: what an attacker on the segment sees
+ * of the target's conversation.
+ */
+static int grim_seen(const uint8_t *buf, ssize_t r)
+{
+	static const uint8_t bcast[ETH_ALEN] = { 255, 255, 255, 255, 255, 255 };
+	const struct ethhdr *eh = (const struct ethhdr *)buf;
+	const struct grim_link_hdr *lh = (const void *)(buf + ETH_HLEN);
+
+	return r >= ETH_HLEN + LH_LEN && ntohs(eh->h_proto) == GRIM_ETH_P &&
+	       ntohs(lh->magic) == GRIM_ID &&
+	       lh->version == GRIM_WIRE_VERSION &&
+	       (!memcmp(eh->h_dest, dmac, ETH_ALEN) ||
+		!memcmp(eh->h_source, dmac, ETH_ALEN) ||
+		!memcmp(eh->h_dest, bcast, ETH_ALEN)) &&
+	       ntohs(lh->len) <= r - ETH_HLEN;
+}
+
+/*
+ * capture: record COUNT frames of the target's traffic (every frame to
+ * or from DSTMAC, and broadcast hellos) to -f FILE, as length-prefixed
+ * Ethernet frames.  The attacker's port must see them (a bridge that
+ * floods, or a hub).  It goes on past COUNT until it has a hello, a DATA
+ * and an ACK frame, and fails without them.
+ */
+static void mode_capture(void)
+{
+	const int all = 1 << GRIM_FT_HELLO | 1 << GRIM_FT_DATA | 1 << GRIM_FT_ACK;
+	uint64_t deadline = now_ms() + timeout_s * 1000ull;
+	static uint8_t buf[FRAME_MAX];
+	int fd = sniff_open(), got = 0, types = 0;
+	FILE *out;
+
+	if (!file) {
+		fprintf(stderr, "capture: -f FILE is required\n");
+		exit(2);
+	}
+	out = fopen(file, "w");
+	if (!out)
+		die(file);
+	while ((got < count || (types & all) != all) && got < MAX_SNIFF) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int left = (int)(deadline - now_ms()), t;
+		uint16_t len;
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			break;
+		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r < 0 || !grim_seen(buf, r))
+			continue;
+		len = r;
+		t = 1 << ((const struct grim_link_hdr *)(buf + ETH_HLEN))->type;
+		/* Past COUNT, only the kinds still missing. */
+		if (got >= count && types & t)
+			continue;
+		types |= t;
+		if (fwrite(&len, sizeof(len), 1, out) != 1 ||
+		    fwrite(buf, r, 1, out) != 1)
+			die("write");
+		got++;
+	}
+	fclose(out);
+	close(fd);
+	printf("capture: %d frames%s%s%s\n", got,
+	       types & 1 << GRIM_FT_HELLO ? ", hellos" : "",
+	       types & 1 << GRIM_FT_DATA ? ", data" : "",
+	       types & 1 << GRIM_FT_ACK ? ", acks" : "");
+	if (got < count || (types & all) != all) {
+		fprintf(stderr, "capture: %d of %d frames in %d s, not every kind\n",
+			got, count, timeout_s);
+		exit(1);
+	}
+}
+
+static struct sframe *cap;
+static int ncap;
+
+static void load_capture(void)
+{
+	FILE *in = file ? fopen(file, "r") : NULL;
+	uint16_t len;
+
+	if (!in) {
+		fprintf(stderr, "flood: -f FILE (from capture) is required\n");
+		exit(2);
+	}
+	cap = calloc(MAX_SNIFF, sizeof(*cap));
+	while (cap && ncap < MAX_SNIFF && fread(&len, sizeof(len), 1, in) == 1) {
+		cap[ncap].len = len;
+		cap[ncap].data = malloc(len);
+		if (!cap[ncap].data || fread(cap[ncap].data, len, 1, in) != 1)
+			die("read capture");
+		ncap++;
+	}
+	fclose(in);
+	if (!ncap) {
+		fprintf(stderr, "flood: nothing captured in %s\n", file);
+		exit(1);
+	}
+}
+
+/* A random captured frame (of @type, if not 0) sent to dmac. */
+static const struct sframe *pick(uint8_t type)
+{
+	int i, tries;
+
+	for (tries = 0; tries < 4 * ncap; tries++) {
+		const struct sframe *f = &cap[rnd() % ncap];
+		const struct grim_link_hdr *lh = (const void *)(f->data + ETH_HLEN);
+
+		if (memcmp(((const struct ethhdr *)f->data)->h_source, dmac,
+			   ETH_ALEN) && (!type || lh->type == type))
+			return f;
+	}
+	for (i = 0; i < ncap; i++)
+		if (memcmp(((const struct ethhdr *)cap[i].data)->h_source,
+			   dmac, ETH_ALEN))
+			return &cap[i];
+	fprintf(stderr, "flood: no captured frame from another host\n");
+	exit(1);
+}
+
+/*
+ * Finish a forged frame of @len bytes (link header on): with @tagged a
+ * trailer and tag as a keyed NI sends them, random where the key would be
+ * needed; else the frame's CRC.  Returns the frame's new length.
+ */
+static size_t forge_seal(uint8_t *lhp, size_t len, int tagged,
+			 const uint8_t *mac)
+{
+	struct grim_link_hdr *lh = (struct grim_link_hdr *)lhp;
+	struct grim_auth *tr;
+	size_t i;
+
+	if (!tagged) {
+		lh->xflags &= ~GRIM_XF_AUTH;
+		seal(lhp, len);
+		return len;
+	}
+	/* Within a 1500-byte MTU, like the frames of a keyed NI. */
+	if (len + GRIM_AUTH_LEN > 1500)
+		len = 1500 - GRIM_AUTH_LEN;
+	tr = (struct grim_auth *)(lhp + len);
+	memset(tr, 0, sizeof(*tr));
+	tr->key_id = 1 + rnd() % 2;
+	memcpy(tr->src_mac, mac, ETH_ALEN);
+	tr->boot = htonl(rnd());
+	tr->pn_hi = htonl(rnd());
+	tr->pn_lo = htonl(rnd());
+	tr->echo = htonl(rnd());
+	tr->chal = htonl(rnd());
+	for (i = 0; i < GRIM_AUTH_TAG_LEN; i++)
+		lhp[len + sizeof(*tr) + i] = rnd();
+	len += GRIM_AUTH_LEN;
+	lh->xflags |= GRIM_XF_AUTH;
+	lh->len = htons(len);
+	lh->csum = 0;
+	return len;
+}
+
+enum flood_class {
+	F_REPLAY, F_BITFLIP, F_NEWGEN, F_HELLO, F_ACK, F_NACK, F_DATA,
+	F_NEWPEER, F_NEWSTREAM, F_REJECT, F_MAX
+};
+
+static const char *const flood_names[F_MAX] = {
+	"replayed", "bit-flipped", "newer-generation", "forged-hello",
+	"forged-ack", "forged-nack", "forged-data", "new-peer", "new-stream",
+	"forged-reject",
+};
+
+/* Send without xmit()'s pause: a burst of 32, then a millisecond. */
+static void flood_xmit(const uint8_t *frame, size_t len)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(GRIM_ETH_P),
+		.sll_ifindex = ifindex,
+		.sll_halen = ETH_ALEN,
+	};
+	int tries = 0;
+
+	memcpy(sll.sll_addr, dmac, ETH_ALEN);
+	/* A full queue on the way: wait for it, up to two seconds. */
+	while (sendto(txfd, frame, len, 0, (struct sockaddr *)&sll,
+		      sizeof(sll)) != (ssize_t)len) {
+		if ((errno == ENOBUFS || errno == EAGAIN) && tries++ < 2000) {
+			usleep(1000);
+			continue;
+		}
+		perror("sendto");
+		send_errors++;
+		return;
+	}
+	if (++sent % 32 == 0)
+		usleep(1000);
+}
+
+/*
+ * flood: COUNT frames to DSTMAC built from the capture, in ten kinds:
+ * exact replays; replays with one bit flipped; replays claiming a newer
+ * session generation; hellos, ACKs, NACKs, REJECTs and DATA forged with
+ * the real node ids, cluster and generations; hellos from node ids never
+ * seen; DATA on channels never used.  Half of the forged frames carry a
+ * trailer and a random tag (as if under a key), half a good CRC.  Their
+ * source MAC is the real sender's or the attacker's, by turns.
+ */
+static void mode_flood(void)
+{
+	static uint8_t f[FRAME_MAX + 64];
+	unsigned long per[F_MAX] = {};
+	int k;
+
+	load_capture();
+	for (k = 0; k < count; k++) {
+		enum flood_class c = k % F_MAX;
+		int tagged = (k / F_MAX) % 2;
+		const struct sframe *src = pick(c == F_ACK || c == F_NACK ||
+						c == F_REJECT || c == F_DATA ||
+						c == F_NEWSTREAM ? GRIM_FT_DATA :
+						c == F_HELLO ? GRIM_FT_HELLO : 0);
+		const uint8_t *smac_real = ((const struct ethhdr *)src->data)->h_source;
+		struct grim_link_hdr *lh = (struct grim_link_hdr *)(f + ETH_HLEN);
+		struct grim_ctl_msg *cm = (struct grim_ctl_msg *)(lh + 1);
+		const uint8_t *mac = k & 1 ? smac_real : smac;
+		size_t len = src->len - ETH_HLEN, bit;
+		struct ethhdr *eh = (struct ethhdr *)f;
+		uint16_t sch, dch;
+		uint32_t seq;
+
+		memcpy(f, src->data, src->len);
+		memcpy(eh->h_dest, dmac, ETH_ALEN);
+		switch (c) {
+		case F_REPLAY:
+			break;
+		case F_BITFLIP:
+			bit = rnd() % (len * 8);
+			f[ETH_HLEN + bit / 8] ^= 1 << (bit % 8);
+			break;
+		default:
+			memcpy(eh->h_source, mac, ETH_ALEN);
+			/* The forged frame, without the real one's trailer. */
+			if (lh->xflags & GRIM_XF_AUTH && len >= LH_LEN + GRIM_AUTH_LEN)
+				len -= GRIM_AUTH_LEN;
+			lh->xflags &= ~GRIM_XF_AUTH;
+			switch (c) {
+			case F_NEWGEN:
+				lh->src_gen = htonl(ntohl(lh->src_gen) + 1 + rnd() % 100000);
+				break;
+			case F_HELLO: {
+				struct grim_hello *h = (struct grim_hello *)(lh + 1);
+
+				len = LH_LEN + sizeof(*h);
+				lh->type = GRIM_FT_HELLO;
+				lh->flags = rnd() % 2 ? GRIM_FF_PROBE : 0;
+				lh->src_gen = htonl(ntohl(lh->src_gen) + 1 + rnd() % 100000);
+				if (!(lh->flags & GRIM_FF_PROBE))
+					lh->dst_node = htonl(GRIM_NODE_ANY);
+				h->flags = htonl(rnd() % 2 ? GRIM_HF_ANSWER : 0);
+				h->hello_ms = htonl(1000);
+				h->age_ms = htonl(rnd());
+				break;
+			}
+			case F_ACK:
+			case F_NACK:
+			case F_REJECT: {
+				uint32_t tmp = lh->src_node;
+				uint16_t ch = cm->src_chan;
+
+				/* From the receiver of the data back to its sender. */
+				lh->src_node = lh->dst_node;
+				lh->dst_node = tmp;
+				tmp = lh->src_gen;
+				lh->src_gen = lh->dst_gen;
+				lh->dst_gen = tmp;
+				cm->src_chan = cm->dst_chan;
+				cm->dst_chan = ch;
+				cm->seq = htonl(ntohl(cm->seq) + rnd() % 64);
+				lh->type = c == F_ACK ? GRIM_FT_ACK :
+					   c == F_NACK ? GRIM_FT_NACK : GRIM_FT_REJECT;
+				lh->flags = 0;
+				len = CTL_LEN;
+				if (c == F_REJECT) {
+					struct grim_reject *rj = (struct grim_reject *)(cm + 1);
+
+					rj->reason = htons(1 + rnd() % 3);
+					rj->reserved = 0;
+					rj->from = cm->seq;
+					len += sizeof(*rj);
+				}
+				break;
+			}
+			case F_DATA:
+			case F_NEWSTREAM:
+				/* A whole message on the real stream, at a
+				 * sequence it may be waiting for, or on a
+				 * stream never used.
+				 */
+				memcpy(&tmpl, lh, sizeof(tmpl));
+				sch = c == F_DATA ? ntohs(cm->src_chan) : 1 + rnd() % 0xfffe;
+				dch = c == F_DATA ? ntohs(cm->dst_chan) : 1 + rnd() % 0xfffe;
+				seq = c == F_DATA ? ntohl(cm->seq) + rnd() % 8 : 0;
+				bit = 16 + rnd() % 200;
+				len = data_frame(f, sch, dch, seq,
+						 GRIM_FF_FIRST | GRIM_FF_LAST, 0,
+						 bit, bit) - ETH_HLEN;
+				memcpy(eh->h_source, mac, ETH_ALEN);
+				break;
+			case F_NEWPEER: {
+				struct grim_hello *h = (struct grim_hello *)(lh + 1);
+
+				len = LH_LEN + sizeof(*h);
+				lh->type = GRIM_FT_HELLO;
+				lh->flags = 0;
+				lh->src_node = htonl(0x00a00000 + rnd() % 0x100000);
+				lh->dst_node = htonl(GRIM_NODE_ANY);
+				lh->src_gen = htonl(rnd() | 1);
+				lh->dst_gen = 0;
+				h->flags = 0;
+				h->hello_ms = htonl(1000);
+				h->age_ms = htonl(rnd());
+				break;
+			}
+			default:
+				break;
+			}
+			len = forge_seal((uint8_t *)lh, len, tagged, mac);
+		}
+		per[c]++;
+		flood_xmit(f, ETH_HLEN + len);
+	}
+	printf("flood: %d frames from %d captured:", count, ncap);
+	for (k = 0; k < F_MAX; k++)
+		printf(" %s %lu", flood_names[k], per[k]);
+	printf("\n");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } modes[] = {
+	{ "capture", mode_capture },
+	{ "flood", mode_flood },
 	{ "random", mode_random },
 	{ "short", mode_short },
 	{ "badmagic", mode_badmagic },
@@ -1084,8 +1431,9 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int opt, c;
 
-	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:f:")) != -1) {
 		switch (opt) {
+		case 'f': file = optarg; break;
 		case 'i': ifname = optarg; break;
 		case 'd':
 			if (parse_mac(optarg, dmac))

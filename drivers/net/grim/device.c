@@ -289,6 +289,8 @@ static void grim_setup(struct net_device *dev)
 	ni->dev = dev;
 	spin_lock_init(&ni->lock);
 	timer_setup(&ni->hello_timer, grim_hello_timer, 0);
+	INIT_LIST_HEAD(&ni->reap);
+	INIT_WORK(&ni->reap_work, grim_ni_reap_work);
 	ni->hello_ms = GRIM_DEF_HELLO_MS;
 	ni->dead_ms = GRIM_DEF_DEAD_MS;
 	ni->rto_ms = GRIM_DEF_RTO_MS;

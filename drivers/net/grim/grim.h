@@ -18,6 +18,7 @@
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <net/grim.h>
 #include <uapi/linux/grim.h>
 
@@ -48,6 +49,13 @@
 #define GRIM_MAX_WINDOW		4096
 #define GRIM_NACK_BACKOFF_MIN	1		/* jiffies */
 #define GRIM_NACK_BACKOFF_MAX	(HZ / 4)
+/* What hosts on the segment can make an NI keep (see grim.rst, Limits):
+ * new peers from hellos, a burst and then so many a second; rx streams
+ * per NI.  Peers silent for 2 * dead_ms are reclaimed.
+ */
+#define GRIM_PEER_BURST		64
+#define GRIM_PEER_RATE		16
+#define GRIM_MAX_NI_RXS		16384
 #define GRIM_MAX_KEYS		2	/* cluster keys an NI takes frames with */
 #define GRIM_AUTH_WINDOW	1024	/* frame numbers remembered per peer */
 #define GRIM_AUTH_CHAL_GAP	(HZ / 20)	/* between challenges to a peer */
@@ -244,6 +252,7 @@ struct grim_peer {
 	u32 auth_chal;
 	u32 auth_rchal;
 	unsigned long auth_challenged;	/* jiffies of our last challenge */
+	struct list_head reap_link;	/* on ni->reap: to be freed */
 	atomic_long_t stats[GRIM_PEER_STATS];
 };
 
@@ -295,6 +304,11 @@ struct grim_ni {
 	bool conflict;			/* another NI has our node id */
 	bool conflict_done;		/* ... and our peers were failed */
 	unsigned int npeers;
+	unsigned int peer_tokens;	/* new peers hellos may still make */
+	unsigned long peer_refill;	/* jiffies: tokens last added */
+	atomic_t nrxs;			/* rx streams of all peers */
+	struct list_head reap;		/* peers unlinked, to be freed */
+	struct work_struct reap_work;	/* ... after a grace period */
 	struct grim_peer *self;
 	struct hlist_head peers[1 << GRIM_PEER_HASH_BITS];
 	struct timer_list hello_timer;
@@ -401,9 +415,11 @@ bool grim_peer_auth_fresh(struct grim_ni *ni, struct grim_peer *peer,
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 			     const struct grim_link_hdr *lh);
 void grim_hello_timer(struct timer_list *t);
-struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node);
+struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node, bool hello);
 void grim_peer_flush(struct grim_peer *peer, int err);
+void grim_peer_unlink(struct grim_ni *ni, struct grim_peer *peer, int err);
 void grim_peer_free(struct grim_peer *peer);
+void grim_ni_reap_work(struct work_struct *work);
 
 /* tx.c */
 void grim_txs_push(struct grim_txs *txs);

@@ -86,7 +86,30 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	return peer;
 }
 
-struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node)
+/* Whether a hello may make one more peer: GRIM_PEER_BURST at once, then
+ * GRIM_PEER_RATE a second, so that hellos from ever new node ids cannot
+ * fill the table faster than silent peers are reclaimed.  NI lock held.
+ */
+static bool grim_peer_budget(struct grim_ni *ni)
+{
+	unsigned long now = jiffies, add;
+
+	add = (now - ni->peer_refill) * GRIM_PEER_RATE / HZ;
+	if (add) {
+		ni->peer_tokens = min_t(unsigned long, GRIM_PEER_BURST,
+					ni->peer_tokens + add);
+		ni->peer_refill = now;
+	}
+	if (!ni->peer_tokens)
+		return false;
+	ni->peer_tokens--;
+	return true;
+}
+
+/* The peer @node, made if need be; @hello: a hello makes it, within the
+ * NI's budget (an administrator's static peer is not counted).
+ */
+struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node, bool hello)
 {
 	struct grim_peer *peer;
 
@@ -94,7 +117,7 @@ struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node)
 	peer = grim_peer_lookup(ni, node);
 	if (peer || !ni->running)
 		goto out;
-	if (ni->npeers >= GRIM_MAX_PEERS) {
+	if (ni->npeers >= GRIM_MAX_PEERS || (hello && !grim_peer_budget(ni))) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
 		goto out;
 	}
@@ -103,6 +126,10 @@ struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node)
 		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
 		goto out;
 	}
+	/* Newer than any session an entry of this node had before it was
+	 * reclaimed, which the peer may still hold.
+	 */
+	peer->lgen = grim_gen_next(ni->base_gen);
 	ni->npeers++;
 	hlist_add_head_rcu(&peer->link,
 			   &ni->peers[hash_32(node, GRIM_PEER_HASH_BITS)]);
@@ -127,6 +154,55 @@ void grim_peer_flush(struct grim_peer *peer, int err)
 	for (i = 0; i < ARRAY_SIZE(peer->rxs); i++)
 		hlist_for_each_entry(rxs, &peer->rxs[i], link)
 			grim_rxs_reset(rxs);
+}
+
+/* Take @peer out of the NI: its messages fail with @err, nothing finds
+ * it any more, and no stream timer re-arms.  It is freed after an RCU
+ * grace period, by the caller or through ni->reap.  NI and peer locks
+ * held.
+ */
+void grim_peer_unlink(struct grim_ni *ni, struct grim_peer *peer, int err)
+{
+	struct grim_txs *txs;
+	int i;
+
+	peer->dead = true;
+	grim_peer_flush(peer, err);
+	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
+		hlist_for_each_entry(txs, &peer->txs[i], link)
+			txs->dead = true;
+	hlist_del_rcu(&peer->link);
+	ni->npeers--;
+}
+
+/* Free the peers the hello timer reclaimed (process context). */
+void grim_ni_reap_work(struct work_struct *work)
+{
+	struct grim_ni *ni = container_of(work, struct grim_ni, reap_work);
+	struct grim_peer *peer, *tmp;
+	LIST_HEAD(gone);
+
+	spin_lock_bh(&ni->lock);
+	list_splice_init(&ni->reap, &gone);
+	spin_unlock_bh(&ni->lock);
+	if (list_empty(&gone))
+		return;
+	synchronize_rcu();
+	list_for_each_entry_safe(peer, tmp, &gone, reap_link)
+		grim_peer_free(peer);
+}
+
+/* A discovered peer that has been down for dead_ms more (it was silent
+ * for twice dead_ms) goes: if it comes back, it is found again.  Static
+ * peers stay.  Hello timer, peer lock held.
+ */
+static void grim_peer_reclaim(struct grim_ni *ni, struct grim_peer *peer)
+{
+	spin_lock(&ni->lock);
+	grim_peer_unlink(ni, peer, -EHOSTUNREACH);
+	list_add_tail(&peer->reap_link, &ni->reap);
+	spin_unlock(&ni->lock);
+	schedule_work(&ni->reap_work);
 }
 
 static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
@@ -356,6 +432,19 @@ bool grim_peer_auth_fresh(struct grim_ni *ni, struct grim_peer *peer,
 	if (ai->chal)
 		WRITE_ONCE(peer->auth_rchal, ai->chal);
 	if (ai->echo == peer->auth_chal) {
+		/* A new run of the peer's NI: it kept no session of ours.
+		 * The hello that says so with a newer base generation may
+		 * come after this frame, and must not reset what this one
+		 * starts.
+		 */
+		if (peer->auth_rboot && peer->rgen) {
+			grim_count(ni, peer, GRIM_STAT_PEER_RESET);
+			grim_peer_flush(peer, -ECONNRESET);
+			peer->rgen = 0;
+			if (peer->state == GRIM_PEER_UP)
+				peer->state = GRIM_PEER_NEW;
+		}
+		peer->rbase = 0;
 		grim_auth_window_reset(peer, ai->boot, ai->pn);
 		WRITE_ONCE(peer->auth_chal, grim_auth_random());
 		grim_count(ni, peer, GRIM_STAT_AUTH_NEW_RUNS);
@@ -418,7 +507,7 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 
 	peer = grim_peer_lookup(ni, node);
 	if (!peer)
-		peer = grim_peer_create(ni, node);
+		peer = grim_peer_create(ni, node, true);
 	if (!peer)
 		return;
 
@@ -526,8 +615,14 @@ void grim_hello_timer(struct timer_list *t)
 			if (peer == ni->self)
 				continue;
 			spin_lock_bh(&peer->lock);
-			if (peer->dead || peer->state == GRIM_PEER_DOWN)
+			if (peer->dead)
 				goto next;
+			if (peer->state == GRIM_PEER_DOWN) {
+				if (!peer->configured &&
+				    time_after(jiffies, peer->last_rx + 2 * dead))
+					grim_peer_reclaim(ni, peer);
+				goto next;
+			}
 			if (time_after(jiffies, peer->last_rx + dead))
 				grim_peer_down(ni, peer);
 			else if (peer->state == GRIM_PEER_NEW)
@@ -547,6 +642,8 @@ int grim_ni_start(struct grim_ni *ni)
 
 	ni->base_gen = grim_gen_now();
 	grim_auth_start(ni);
+	ni->peer_tokens = GRIM_PEER_BURST;
+	ni->peer_refill = jiffies;
 	ni->started = jiffies;
 	ni->defended = jiffies - HZ;
 	/* One more than the hellos: the last round only waits. */
@@ -584,6 +681,7 @@ void grim_peer_free(struct grim_peer *peer)
 	int i;
 
 	del_timer_sync(&peer->ack_timer);
+	atomic_sub(peer->nrx, &peer->ni->nrxs);
 	for (i = 0; i < ARRAY_SIZE(peer->txs); i++) {
 		hlist_for_each_entry_safe(txs, tmp, &peer->txs[i], link) {
 			del_timer_sync(&txs->timer);
@@ -613,6 +711,7 @@ void grim_ni_stop(struct grim_ni *ni)
 
 	del_timer_sync(&ni->hello_timer);
 	dev_remove_pack(&ni->pt);	/* waits for receivers in flight */
+	flush_work(&ni->reap_work);	/* the timer queues no more */
 
 	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
 		hlist_for_each_entry(peer, &ni->peers[i], link) {

@@ -38,7 +38,7 @@ int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
 
 	/* A discovered peer becomes static, with the given MAC. */
 	local_bh_disable();
-	peer = grim_peer_create(ni, node);
+	peer = grim_peer_create(ni, node, false);
 	local_bh_enable();
 	if (!peer) {
 		if (READ_ONCE(ni->npeers) >= GRIM_MAX_PEERS) {
@@ -67,9 +67,7 @@ int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
 int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 {
 	struct grim_peer *peer;
-	struct grim_txs *txs;
 	bool session;
-	int i;
 
 	ASSERT_RTNL();
 	if (!READ_ONCE(ni->running)) {
@@ -93,13 +91,7 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 			peer->configured = false;
 			peer->last_rx = jiffies;
 		} else {
-			peer->dead = true;
-			grim_peer_flush(peer, -ECONNABORTED);
-			for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
-				hlist_for_each_entry(txs, &peer->txs[i], link)
-					txs->dead = true;
-			hlist_del_rcu(&peer->link);
-			ni->npeers--;
+			grim_peer_unlink(ni, peer, -ECONNABORTED);
 		}
 		spin_unlock(&peer->lock);
 	}

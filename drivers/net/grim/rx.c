@@ -62,9 +62,11 @@ static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 		return rxs;
 	if (peer->nrx >= GRIM_MAX_STREAMS)
 		return NULL;
+	if (atomic_inc_return(&peer->ni->nrxs) > GRIM_MAX_NI_RXS)
+		goto full;
 	rxs = kzalloc(sizeof(*rxs), GFP_ATOMIC);
 	if (!rxs)
-		return NULL;
+		goto full;
 	rxs->peer = peer;
 	rxs->src_chan = src_chan;
 	rxs->dst_chan = dst_chan;
@@ -74,6 +76,9 @@ static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
 	hlist_add_head(&rxs->link, &peer->rxs[grim_rxs_key(src_chan, dst_chan)]);
 	peer->nrx++;
 	return rxs;
+full:
+	atomic_dec(&peer->ni->nrxs);
+	return NULL;
 }
 
 static void grim_rxs_purge_ooo(struct grim_rxs *rxs)

@@ -80,7 +80,8 @@ static struct grim_txs *grim_txs_get(struct grim_peer *peer, u16 src_chan,
 	}
 	if (!create || peer->ntx >= GRIM_MAX_STREAMS)
 		return NULL;
-	txs = kzalloc(sizeof(*txs), GFP_ATOMIC);
+	/* Made by a sender (process context): charged to its cgroup. */
+	txs = kzalloc(sizeof(*txs), GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!txs)
 		return NULL;
 	grim_txs_init(txs, peer, src_chan, dst_chan);
