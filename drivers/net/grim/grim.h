@@ -402,6 +402,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 
 /* peer.c */
 struct grim_peer *grim_peer_lookup(struct grim_ni *ni, u32 node);
+u32 grim_gen_next(u32 gen);
 int grim_ni_start(struct grim_ni *ni);
 void grim_ni_stop(struct grim_ni *ni);
 void grim_ni_lower_mtu(struct grim_ni *ni);

@@ -21,8 +21,10 @@
  * rbase, the sender's base generation, not against the session: a newer
  * one means the peer's NI restarted, an equal one that it is alive.
  *
- * Generations come from the wall clock, so an NI restarted with its
- * clock set back has older ones than it had.  Its frames are stale to a
+ * Base generations come from the wall clock; session generations take a
+ * random step of up to 2^16 past the clock or their last value, so that
+ * a host that sees only broadcasts cannot guess them.  An NI restarted
+ * with its clock set back has older ones than it had.  Its frames are stale to a
  * side that still holds the old session, until that side declares it
  * down (dead_ms) and forgets both of its generations: whatever it then
  * hears from the peer starts the new session.
@@ -30,6 +32,7 @@
 #include <linux/etherdevice.h>
 #include <linux/hash.h>
 #include <linux/if_packet.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
@@ -43,14 +46,19 @@ static u32 grim_gen_now(void)
 	return (u32)(ktime_get_real_ns() >> 20) | 1;
 }
 
-static u32 grim_gen_next(u32 gen)
+/* A session generation newer than @gen, and newer than the clock's: a
+ * random step of up to 2^16 past the newer of the two, so that a host
+ * that sees only broadcast frames (which carry the NI's base generation)
+ * cannot guess a session's.
+ */
+u32 grim_gen_next(u32 gen)
 {
 	u32 now = grim_gen_now();
 
-	gen++;
-	if (!gen)
-		gen++;
-	return grim_seq_after(now, gen) ? now : gen;
+	if (grim_seq_after(now, gen))
+		gen = now;
+	gen += 1 + (get_random_u32() & 0xffff);
+	return gen ?: 1;
 }
 
 struct grim_peer *grim_peer_lookup(struct grim_ni *ni, u32 node)

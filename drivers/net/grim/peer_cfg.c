@@ -85,7 +85,7 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 		session = peer->rgen != 0;
 		if (session) {
 			grim_peer_flush(peer, -ECONNABORTED);
-			peer->lgen = peer->lgen + 1 ?: 1;
+			peer->lgen = grim_gen_next(peer->lgen);
 			peer->rgen = 0;
 			peer->state = GRIM_PEER_NEW;
 			peer->configured = false;
