@@ -346,6 +346,15 @@ static int sniff_open(void)
 	return fd;
 }
 
+/* The ACKs from dmac that sniff_one() passed over while it looked for
+ * other frames: the replay must know of them, or a frame acknowledged
+ * while the sniffer still collected others (the last frame of a stream
+ * that then ends) would never count as acknowledged.
+ */
+#define MAX_ACKLOG	65536
+static struct grim_ctl_msg acklog[MAX_ACKLOG];
+static int nacklog;
+
 /*
  * Next GRIM frame of @type on @fd by the deadline: sent by this host to
  * dmac (@outgoing) or received from dmac.  Its CRC must be right.
@@ -375,6 +384,12 @@ static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
 		}
 		eh = (const struct ethhdr *)buf;
 		lh = (const struct grim_link_hdr *)(buf + ETH_HLEN);
+		if (type != GRIM_FT_ACK && from.sll_pkttype != PACKET_OUTGOING &&
+		    r >= ETH_HLEN + CTL_LEN && ntohs(eh->h_proto) == GRIM_ETH_P &&
+		    !memcmp(eh->h_source, dmac, ETH_ALEN) &&
+		    lh->type == GRIM_FT_ACK && nacklog < MAX_ACKLOG)
+			memcpy(&acklog[nacklog++], buf + ETH_HLEN + LH_LEN,
+			       sizeof(acklog[0]));
 		if ((from.sll_pkttype == PACKET_OUTGOING) != outgoing ||
 		    r < ETH_HLEN + CTL_LEN ||
 		    ntohs(eh->h_proto) != GRIM_ETH_P ||
@@ -986,9 +1001,16 @@ static int wait_acked(int fd, struct sframe *fr, int n)
 	acked = calloc(n, 1);
 	if (!acked)
 		die("calloc");
-	while (left && sniff_one(fd, buf, GRIM_FT_ACK, 0, deadline)) {
-		const struct grim_ctl_msg *ack = ctl_of(buf);
+	for (;;) {
+		const struct grim_ctl_msg *ack;
 
+		if (nacklog) {
+			ack = &acklog[--nacklog];	/* seen while sniffing */
+		} else {
+			if (!left || !sniff_one(fd, buf, GRIM_FT_ACK, 0, deadline))
+				break;
+			ack = ctl_of(buf);
+		}
 		for (i = 0; i < n; i++) {
 			const struct grim_ctl_msg *cm = ctl_of(fr[i].data);
 
