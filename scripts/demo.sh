@@ -123,8 +123,37 @@ step_tool() {
 	pp nsx 1 "$GRIM_TOOL" link show
 }
 
+step_auth() {
+	[ -x "$GRIM_TOOL" ] || return 0
+	local key inject cap
+	banner "10. A cluster key: every frame authenticated, a forger on the wire harmless"
+	key=$(mktemp) cap=$(mktemp)
+	inject=$(dirname "$RDM")/grim_inject
+	od -An -tx1 -N32 /dev/urandom >"$key"
+	for ((i = 1; i <= N; i++)); do
+		pp nsx "$i" "$GRIM_TOOL" key add dev grim0 id 1 secret-file "$key" ||
+			fail "key on host $i"
+	done
+	wait_peer_up 1 3
+	pp nsx 1 "$GRIM_TOOL" key show
+	log "(the switch now floods every frame, so that host 2 sees the traffic"
+	log " from host 1 to host 3; host 2 records it, then sends host 3 20000"
+	log " replayed and forged frames while the messages flow)"
+	ip -n "$SWITCH_NS" link set br0 type bridge ageing_time 0
+	nsx 3 "$RDM" recv -p 105 -n 1000 -t 300 | sed 's/^/    [host 3] /' &
+	wait_bound 3 105
+	nsx 1 "$RDM" send -d 3 -p 105 -n 1000 -M 64572 -L -S 6 -i 5000 | sed 's/^/    [host 1] /' &
+	nsx 2 "$inject" -i eth0 -d "$(host_mac 3)" -m capture -k 200 -f "$cap" >/dev/null &&
+		nsx 2 "$inject" -i eth0 -d "$(host_mac 3)" -m flood -k 20000 -f "$cap" |
+		grep '^flood: [0-9]' | sed 's/^/    [host 2] /'
+	wait
+	ip -n "$SWITCH_NS" link set br0 type bridge ageing_time 30000
+	show_counters 3 'rx_drop_auth|rx_drop_replay|rx_drop_unproven|peer_session_resets'
+	rm -f "$key" "$cap"
+}
+
 step_peer_down() {
-	banner "10. A peer vanishes: host 3's link is deleted while host 1 streams to it"
+	banner "11. A peer vanishes: host 3's link is deleted while host 1 streams to it"
 	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
 	wait_bound 3 103
 	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
@@ -138,13 +167,13 @@ step_peer_down() {
 }
 
 step_kernel_log() {
-	banner "11. Kernel log (grim)"
+	banner "12. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
 STEPS=(step_topology step_module step_links step_show step_messages step_faults
-       step_slow_receiver step_errqueue step_tool step_peer_down
+       step_slow_receiver step_errqueue step_tool step_auth step_peer_down
        step_kernel_log)
 
 for s in "${STEPS[@]}"; do
