@@ -200,17 +200,36 @@ void grim_ni_reap_work(struct work_struct *work)
 		grim_peer_free(peer);
 }
 
-/* A discovered peer that has been down for dead_ms more (it was silent
- * for twice dead_ms) goes: if it comes back, it is found again.  Static
- * peers stay.  Hello timer, peer lock held.
+/* Whether @peer is a discovered peer that has been down for dead_ms
+ * more (silent for twice dead_ms): it goes, and if it comes back it is
+ * found again.  Static peers stay.  Peer lock held.
  */
-static void grim_peer_reclaim(struct grim_ni *ni, struct grim_peer *peer)
+static bool grim_peer_stale(struct grim_peer *peer, unsigned long dead)
 {
-	spin_lock(&ni->lock);
-	grim_peer_unlink(ni, peer, -EHOSTUNREACH);
-	list_add_tail(&peer->reap_link, &ni->reap);
-	spin_unlock(&ni->lock);
-	schedule_work(&ni->reap_work);
+	return !peer->dead && !peer->configured &&
+	       peer->state == GRIM_PEER_DOWN &&
+	       time_after(jiffies, peer->last_rx + 2 * dead);
+}
+
+/* Unlink a stale peer and have it freed.  Hello timer, no lock held:
+ * the NI lock comes before a peer's.
+ */
+static void grim_peer_reclaim(struct grim_ni *ni, struct grim_peer *peer,
+			      unsigned long dead)
+{
+	bool gone = false;
+
+	spin_lock_bh(&ni->lock);
+	spin_lock(&peer->lock);
+	if (grim_peer_stale(peer, dead)) {
+		grim_peer_unlink(ni, peer, -EHOSTUNREACH);
+		list_add_tail(&peer->reap_link, &ni->reap);
+		gone = true;
+	}
+	spin_unlock(&peer->lock);
+	spin_unlock_bh(&ni->lock);
+	if (gone)
+		schedule_work(&ni->reap_work);
 }
 
 static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
@@ -591,6 +610,7 @@ void grim_hello_timer(struct timer_list *t)
 	struct grim_ni *ni = from_timer(ni, t, hello_timer);
 	unsigned long dead = msecs_to_jiffies(ni->dead_ms);
 	struct grim_peer *peer;
+	bool stale;
 	int i;
 
 	if (!READ_ONCE(ni->running))
@@ -623,20 +643,17 @@ void grim_hello_timer(struct timer_list *t)
 			if (peer == ni->self)
 				continue;
 			spin_lock_bh(&peer->lock);
-			if (peer->dead)
+			stale = grim_peer_stale(peer, dead);
+			if (peer->dead || peer->state == GRIM_PEER_DOWN)
 				goto next;
-			if (peer->state == GRIM_PEER_DOWN) {
-				if (!peer->configured &&
-				    time_after(jiffies, peer->last_rx + 2 * dead))
-					grim_peer_reclaim(ni, peer);
-				goto next;
-			}
 			if (time_after(jiffies, peer->last_rx + dead))
 				grim_peer_down(ni, peer);
 			else if (peer->state == GRIM_PEER_NEW)
 				grim_send_probe(ni, peer, true);
 next:
 			spin_unlock_bh(&peer->lock);
+			if (stale)
+				grim_peer_reclaim(ni, peer, dead);
 		}
 	}
 	rcu_read_unlock();

@@ -7,10 +7,11 @@
 # bearer and a GRIM NI on the same eth0.  grim-perf servers run on host 2,
 # the clients on host 1, every family side by side for each case.  A
 # second pair (eth1) carries only grim1, a GRIM NI with datacrc offload,
-# for family grimo of the interleaved cases.
+# for family grimo of the interleaved cases; a third (eth2) only grim2, a
+# GRIM NI with a cluster key, for family grimk of the authenticated cases.
 #
 #   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5] [runs=N]
-#            [only=interleaved]
+#            [only=interleaved|auth]
 #   guest.sh [out=DIR] profile=FAM,FAM:SIZE[:SECONDS[:LOSS[:TEST]]]
 #
 # Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
@@ -115,6 +116,22 @@ setup() {
 		ip -n "$h" link set grim1 type grim datacrc offload &&
 			ip -n "$h" link set grim1 up || fail "grim1 on host $i"
 	done
+	# A third pair with a GRIM NI under a cluster key: family grimk of
+	# the authenticated cases, node 0x20<i>.
+	od -An -tx1 -N32 /dev/urandom >"$out/grim.key"
+	ip -n "$(host 1)" link add eth2 type veth peer name eth2 netns "$(host 2)" ||
+		fail "veth eth2"
+	for i in 1 2; do
+		h=$(host "$i")
+		ip -n "$h" link set eth2 up
+		[ "$TIPC_PATH" = wire ] && tipc_pedit "$h" eth2
+		grim_add "$h" eth2 grim2 address "$(printf '00:00:02:%02x' "$i")" ||
+			fail "grim2 on host $i"
+		ip netns exec "$h" "$top/tools/grim/grim" key add dev grim2 id 1 \
+			secret-file "$out/grim.key" || fail "key on grim2, host $i"
+		ip -n "$h" link set grim2 up || fail "grim2 on host $i"
+	done
+	rm -f "$out/grim.key"
 	NUM_HOSTS=2
 	for f in $FAMS; do
 		bg ip netns exec "$(host 2)" "$PERF" server -f "$f" -p $PORT -i eth0
@@ -138,7 +155,7 @@ tipc_pedit() {
 set_loss() {
 	local i d
 	for i in 1 2; do
-		for d in eth0 eth1; do
+		for d in eth0 eth1 eth2; do
 			ip netns exec "$(host "$i")" tc qdisc replace dev "$d" root \
 				netem loss "$1%" ||
 				fail "netem loss $1% on host $i $d"
@@ -280,6 +297,71 @@ interleaved() {
 	done
 }
 
+# tipc_clear HOST: whether TIPC's frames on HOST's eth0 carry grim-perf's
+# payload (bytes 0xa5) in clear during a short ping-pong: "clear" or
+# "encrypted".
+tipc_clear() {
+	local py='
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88ca))
+s.bind(("eth0", 0))
+s.settimeout(0.2)
+end, seen, n = time.time() + 2, False, 0
+while time.time() < end:
+    try:
+        f = s.recv(65536)
+    except socket.timeout:
+        continue
+    n += 1
+    seen = seen or b"\xa5" * 48 in f
+print("clear" if seen else "encrypted" if n else "none")'
+	ip netns exec "$(host "$1")" python3 -c "$py" &
+	local p=$!
+	sleep 0.3
+	nsenter --net="/run/netns/$(host 1)" "$PERF" client -f tipc -d any \
+		-p $PORT -T pingpong -s 512 -t 1 >/dev/null 2>&1
+	wait $p
+}
+
+# The authenticated cases: GRIM with a cluster key (grimk, on grim2)
+# against GRIM without (grim0) and TIPC with its cluster key (AEAD,
+# gcm(aes): tipc node set key), interleaved in one process as above:
+# 64 B round trips and 64000 B streams.  TIPC's lines are renamed tipck,
+# the tests auth-interleaved and auth-interleaved-stream.
+auth_cases() {
+	local r i key line
+	pretty "" "authenticated: grim with a key, grim without, TIPC with its key; $ILV_RUNS runs"
+	set_loss 0
+	key=0x$(od -An -tx1 -N36 /dev/urandom | tr -d ' \n')
+	for i in 1 2; do
+		ip netns exec "$(host "$i")" tipc node set key "$key" ||
+			fail "TIPC cluster key on host $i"
+	done
+	sleep 3		# TIPC takes a new cluster key after a grace period
+	echo "tipc frames with a key: $(tipc_clear 2)" | tee -a "$out/context.txt"
+	for ((r = 1; r <= ILV_RUNS; r++)); do
+		for t in "interleaved 64 $ILV_T" "interleaved-stream 64000 $ILV_BW_T"; do
+			set -- $t
+			nsenter --net="/run/netns/$(host 1)" timeout -k 5 120 "$PERF" client \
+				-f grim,grimk,tipc -d 2,0x202,any \
+				-p $PORT -i eth0 -T "$1" -s "$2" -n 1000000 -t "$3" \
+				--csv --loss 0 --rep "$r" \
+				2>>"$out/errors.log" >"$out/ilv.tmp" ||
+				echo "case failed: auth $1 $2 B run $r" >>"$out/errors.log"
+			while read -r line; do
+				line=$(echo "$line" | sed -e 's/^tipc,/tipck,/' -e "s/,$1,/,auth-$1,/")
+				echo "$line" >>"$csv"
+				echo "    $line"
+			done <"$out/ilv.tmp"
+			rm -f "$out/ilv.tmp"
+		done
+	done
+	for i in 1 2; do
+		ip netns exec "$(host "$i")" tipc node flush key
+		ip netns exec "$(host "$i")" ethtool -S grim2 >>"$out/linkstats.txt"
+	done
+}
+
 # profile FAMS SIZE SECONDS TEST: a system-wide perf profile (cpu-clock)
 # of a stream (or ping-pong, TEST) of SIZE-byte messages, family by
 # family: DIR/profile-FAM-SIZE.txt has the hottest symbols, sender and
@@ -317,7 +399,7 @@ profile() {
 }
 
 start=$(date +%s)
-[ "$ONLY" = interleaved ] && REPS=0
+[ "$ONLY" = interleaved ] || [ "$ONLY" = auth ] && REPS=0
 setup
 if [ -n "$PROFILE" ]; then
 	IFS=: read -r pf ps pt pl pm <<<"$PROFILE"
@@ -352,7 +434,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		done
 	done
 done
-interleaved
+[ "$ONLY" = auth ] || interleaved
+[ "$ONLY" = interleaved ] || auth_cases
 set_loss 0
 echo "bench: $(($(wc -l <"$csv") - 1)) results in $(($(date +%s) - start)) s" |
 	tee -a "$out/context.txt"

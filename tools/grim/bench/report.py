@@ -22,6 +22,7 @@ PEERS = ["tipc", "udp", "tcp", "raw"]
 SOCKPERF = ["sockperf-udp", "sockperf-tcp"]
 LABEL = {"grim": "GRIM (AF_GRIM RDM)", "tipc": "TIPC (RDM, over the veth)",
          "grimh": "GRIM, datacrc off", "grimo": "GRIM, datacrc offload",
+         "grimk": "GRIM with a cluster key", "tipck": "TIPC with a cluster key",
          "udp": "UDP",
          "tcp": "TCP", "raw": "raw AF_PACKET (floor)",
          "sockperf-udp": "UDP (sockperf)", "sockperf-tcp": "TCP (sockperf)"}
@@ -56,7 +57,7 @@ class Data:
                 continue
             key = (r["test"], r["family"], r["size"], r["senders"], r["loss"])
             self.d[key][r["rep"]] = r
-        rep_rows = [r for r in rows if not r["test"].startswith("interleaved")]
+        rep_rows = [r for r in rows if "interleaved" not in r["test"]]
         self.losses = sorted({r["loss"] for r in rep_rows})
         self.reps = sorted({r["rep"] for r in rep_rows})
 
@@ -115,7 +116,56 @@ def sign_test(wins, n):
 ILV = {
     "interleaved": ("lat_med_us", "latency", True),
     "interleaved-stream": ("mbps", "bandwidth", False),
+    "auth-interleaved": ("lat_med_us", "latency", True),
+    "auth-interleaved-stream": ("mbps", "bandwidth", False),
 }
+
+# The authenticated cases: (test, size, base, peer, target) where the
+# target is "<= x" for latency ratios and ">= x" for bandwidth ones.
+AUTH = [
+    ("auth-interleaved", 64, "grimk", "grim", ("<=", 1.15)),
+    ("auth-interleaved-stream", 64000, "grimk", "grim", (">=", 0.8)),
+    ("auth-interleaved", 64, "grimk", "tipck", ("<", 1.0)),
+    ("auth-interleaved-stream", 64000, "grimk", "tipck", (">", 1.0)),
+]
+
+
+def auth_table(D):
+    """GRIM with a cluster key against GRIM without and TIPC with its
+    key, interleaved run by run, with the targets of the hardening work.
+    """
+    out = []
+    if not any(k[0].startswith("auth-") for k in D.d):
+        return out
+    n = len(D.vals("auth-interleaved", "grimk", 64, 1, 0.0, "lat_med_us"))
+    out.append(f"### Authenticated links: GRIM with a key, {n} interleaved runs")
+    out.append("")
+    out.append("Each run measures GRIM with a cluster key (grim2), GRIM "
+               "without (grim0) and TIPC with its cluster key (gcm(aes)) "
+               "in turn from one process; the ratio is taken run by run. "
+               "The interval is a 95% confidence interval of the median.")
+    out.append("")
+    out.append("| case | size (B) | ratio | median [95% CI] | target | met |")
+    out.append("|---|---:|---|---|---|---|")
+    for test, size, base, peer, (op, x) in AUTH:
+        v = ilv_ratios(D, test, size, peer, base)
+        if not v:
+            continue
+        med, lo, hi = median_ci(v)
+        met = {"<=": med <= x, ">=": med >= x, "<": med < x, ">": med > x}[op]
+        what = "latency" if ILV[test][2] else "bandwidth"
+        out.append(f"| {what} | {size} | {LABEL[base]} ÷ {LABEL[peer]} | "
+                   f"{ilv_cell(v)} | {op} {x} | {'yes' if met else 'no'} |")
+    out.append("")
+    out.append("| family | 64 B one-way latency, median of runs (µs) | "
+               "64000 B received MB/s, median of runs |")
+    out.append("|---|---:|---:|")
+    for f in ("grim", "grimk", "tipck"):
+        lat = D.summary("auth-interleaved", f, 64, 1, 0.0, "lat_med_us")
+        bw = D.summary("auth-interleaved-stream", f, 64000, 1, 0.0, "mbps")
+        out.append(f"| {LABEL[f]} | {fmt_val(lat)} | {fmt_val(bw)} |")
+    out.append("")
+    return out
 
 
 def ilv_ratios(D, test, size, peer, base="grim"):
@@ -279,6 +329,7 @@ def tables(D, rate_senders):
 
     out.extend(ilv_table(D, "interleaved"))
     out.extend(ilv_table(D, "interleaved-stream"))
+    out.extend(auth_table(D))
 
     if any(k[1] == "grimh" for k in D.d):
         out.append("### GRIM with datacrc off (CRC over headers only), ÷ peer")
