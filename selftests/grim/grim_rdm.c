@@ -18,6 +18,7 @@
  *                   [-S SEED] [-t TIMEOUT_S] [-g GO_FILE]
  *   grim_rdm bound -p PORT    (exit 0 when some socket has bound PORT)
  *   grim_rdm wedge -d NODE -p PORT -e OTHER
+ *   grim_rdm pattern -S SEED -n SEQ -l LEN   (payload bytes, in hex)
  *   grim_rdm errq -d NODE -p PORT [-q PORT2] [-n COUNT] [-m MIN] [-M MAX]
  *                 [-w WAIT_MS] [-x EXPECT_FAILED] [-i GAP_US]
  *
@@ -658,6 +659,33 @@ static int do_wedge(int argc, char **argv)
 	return 0;
 }
 
+/* The first LEN bytes of the payload of message SEQ of a sender seeded
+ * SEED, in hex: what a sniffer looks for.
+ */
+static int do_pattern(int argc, char **argv)
+{
+	uint32_t seed = 1, seq = 0, len = 64, i;
+	uint8_t *buf;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "S:n:l:")) != -1) {
+		switch (opt) {
+		case 'S': seed = strtoul(optarg, NULL, 0); break;
+		case 'n': seq = strtoul(optarg, NULL, 0); break;
+		case 'l': len = strtoul(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (len > GRIM_MAX_PAYLOAD)
+		return 2;
+	buf = malloc(len + 8);
+	fill(buf, len, seed, seq);
+	for (i = 0; i < len; i++)
+		printf("%02x", buf[i]);
+	printf("\n");
+	return 0;
+}
+
 static int do_errq(int argc, char **argv)
 {
 	uint32_t node = 0, count = 1, min = 0, max = 100, i, seq, len;
@@ -751,6 +779,8 @@ int main(int argc, char **argv)
 		return do_bound(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "wedge"))
 		return do_wedge(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pattern"))
+		return do_pattern(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "errq"))
 		return do_errq(argc - 1, argv + 1);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
