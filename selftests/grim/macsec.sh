@@ -16,8 +16,9 @@ require_mod macsec
 
 key=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 
-# sniff HOST SECONDS HEX: "hits frames": how many of the frames on HOST's
-# eth0 in SECONDS carry the bytes HEX.
+# sniff HOST SECONDS HEX READY: "hits frames": how many of the frames on
+# HOST's eth0 in SECONDS carry the bytes HEX; creates READY once it
+# listens.
 sniff() {
 	ip netns exec "$(host "$1")" python3 -c '
 import socket, sys, time
@@ -25,6 +26,7 @@ pat = bytes.fromhex(sys.argv[2])
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.bind(("eth0", 0))
 s.settimeout(0.2)
+open(sys.argv[3], "w").close()
 end, hits, n = time.time() + float(sys.argv[1]), 0, 0
 while time.time() < end:
     try:
@@ -33,7 +35,17 @@ while time.time() < end:
         continue
     n += 1
     hits += pat in f
-print(hits, n)' "$2" "$3"
+print(hits, n)' "$2" "$3" "$4"
+}
+
+# wait_ready FILE
+wait_ready() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "the sniffer did not start"
 }
 
 pretty "" "2 hosts; macsec0 (encrypting) on each eth0, grim0 on macsec0"
@@ -59,11 +71,11 @@ r=$!
 wait_bound 2 100
 # The first 64 payload bytes of message 0 from seed 77.
 pat=$("$RDM" pattern -S 77 -n 0 -l 64) || fail "grim_rdm pattern"
-out=$(mktemp)
-at_exit "rm -f $out"
-sniff 1 8 "$pat" >"$out" &
+out=$(mktemp) ready=$(mktemp -u)
+at_exit "rm -f $out $ready"
+sniff 1 8 "$pat" "$ready" >"$out" &
 sn=$!
-sleep 0.5
+wait_ready "$ready"
 nsx 1 "$RDM" send -d 2 -p 100 -n 200 -m 1000 -M 8000 -S 77 >/dev/null || fail "sender"
 wait $r || fail "messages over MACsec"
 wait $sn
@@ -82,9 +94,10 @@ bg nsx 2 "$RDM" recv -p 101 -n 20 -t 120
 r=$!
 wait_bound 2 101
 wait_peer_up 1 12
-sniff 1 6 "$pat" >"$out" &
+rm -f "$ready"
+sniff 1 6 "$pat" "$ready" >"$out" &
 sn=$!
-sleep 0.5
+wait_ready "$ready"
 nsx 1 "$RDM" send -d 12 -p 101 -n 20 -m 1000 -M 8000 -S 77 >/dev/null || fail "sender"
 wait $r || fail "messages over the plain link"
 wait $sn
