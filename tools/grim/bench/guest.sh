@@ -165,7 +165,8 @@ set_loss() {
 
 dest() {
 	case $1 in
-	grim) echo 2 ;;
+	grimk) echo 0x202 ;;
+	grim*) echo 2 ;;
 	tipc) echo any ;;
 	udp|tcp) echo 10.71.0.2 ;;
 	raw) host_mac 2 ;;
@@ -371,11 +372,11 @@ profile() {
 	require_cmd perf
 	for f in ${1//,/ }; do
 		data=$out/perf-$f-$size.data
-		fam=${f/grim[ho]/grim}
+		fam=${f/grim[hok]/grim}
 		[ "$fam" = grim ] && set_datacrc "$(fam_crc "$f")"
 		perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
 			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
-			-f "$fam" -d "$(dest "$fam")" -p $PORT -i eth0 \
+			-f "$fam" -d "$(dest "$f")" -p $PORT -i eth0 \
 			-T "$test" -s "$size" -t "$secs" -n 1000000 \
 			2>>"$out/errors.log" ||
 			fail "perf record of $f"
