@@ -448,7 +448,7 @@ def md_to_rst(md):
         flush()
         if line.startswith("### "):
             title = line[4:]
-            out += [title, "~" * len(title)]
+            out += [title, "-" * len(title)]
         else:
             out.append(line.replace("`", "``"))
     flush()
