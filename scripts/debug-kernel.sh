@@ -92,13 +92,16 @@ debug_opts=(
 # Modules to keep (localmodconfig); their dependencies (from the installed
 # Debian 6.12 kernel's modules.dep) are added.  The selftests' modprobes
 # and requests (selftests/grim/*.sh, lib.sh, config), the benchmark's
-# (tools/grim/bench), grim.ko's softdep (crc32c), virtme-ng's drivers.
+# (tools/grim/bench), grim.ko's softdep (crc32c), the AEAD of cluster keys
+# (loaded by name, so no modules.dep lists it), virtme-ng's drivers.
 keep_mods=(
 	veth bridge stp llc dummy 8021q garp mrp tipc tipc_diag udp_tunnel
 	ip6_udp_tunnel sch_netem sch_ingress sch_tbf sch_prio sch_htb cls_u32
 	cls_matchall act_pedit act_gact act_mirred ifb
 	inet_diag tcp_diag udp_diag raw_diag unix_diag af_packet_diag netlink_diag
 	crc32c_generic crc32c_intel libcrc32c crc32_pclmul
+	chacha20poly1305 chacha_generic poly1305_generic chacha_x86_64
+	poly1305_x86_64 libchacha libpoly1305 macsec
 	virtio_net net_failover failover virtio_blk virtio_scsi virtio_balloon
 	virtio_rng virtio_mmio 9p 9pnet 9pnet_virtio netfs overlay vsock
 	vmw_vsock_virtio_transport vmw_vsock_virtio_transport_common

@@ -97,8 +97,14 @@ check_eq "$(npeers 2)" "$p0_2" "host 2's peers"
 sleep 1
 slab2=$(slab_kb)
 log "unreclaimable slab: $slab2 KiB after the reclaim"
-[ $((slab2 - slab0)) -lt 4096 ] ||
-	fail "unreclaimable slab grew by $((slab2 - slab0)) KiB and stayed"
+if dmesg | grep -q "KernelAddressSanitizer initialized"; then
+	# Freed objects wait in KASAN's quarantine: make check-debug's
+	# kmemleak scan looks for leaks there instead.
+	log "(a KASAN kernel: freed memory sits in its quarantine, not checked)"
+else
+	[ $((slab2 - slab0)) -lt 4096 ] ||
+		fail "unreclaimable slab grew by $((slab2 - slab0)) KiB and stayed"
+fi
 
 pretty "" "hosts 1 and 2 talk again"
 wait_peer_up 1 2
