@@ -35,6 +35,8 @@ finish() {
 load_grim() {
 	[ -n "$ko" ] || return 0
 	[ -d /sys/module/grim ] && return 0
+	# insmod does not load what grim.ko needs (the library Poly1305).
+	modprobe -a $(modinfo -F depends "$ko" | tr , ' ') || return
 	insmod "$ko"
 }
 

@@ -146,11 +146,15 @@ require_grim_tool() {
 # ---- loading grim -------------------------------------------------------------
 #
 # How grim is loaded, by require_grim and again by the tests that unload it:
-#   GRIM_KO set (the project's runner, scripts/vm-run.sh): insmod "$GRIM_KO";
+#   GRIM_KO set (the project's runner, scripts/vm-run.sh): insmod "$GRIM_KO",
+#   after modprobe of the modules it depends on;
 #   otherwise, as in a kernel tree's kselftest run: modprobe grim, the module
 #   installed for the running kernel (make modules_install, DKMS).
+grim_insmod() {
+	modprobe -a $(modinfo -F depends "$1" | tr , ' ') && insmod "$1"
+}
 if [ -n "${GRIM_KO:-}" ]; then
-	GRIM_LOAD=(insmod "$GRIM_KO")
+	GRIM_LOAD=(grim_insmod "$GRIM_KO")
 else
 	GRIM_LOAD=(modprobe grim)
 fi

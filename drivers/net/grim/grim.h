@@ -259,9 +259,11 @@ struct grim_peer {
 /* A cluster key: what the NI authenticates frames with.  Replaced only by
  * RCU: a key is freed a grace period after it was unpublished.
  */
+#define GRIM_KEY_WORDS	(GRIM_AUTH_KEY_LEN / sizeof(u32))
+
 struct grim_key {
 	struct rcu_head rcu;
-	struct crypto_aead *tfm;
+	u32 k[GRIM_KEY_WORDS];	/* the secret, as ChaCha20 takes it */
 	u8 id;
 };
 
