@@ -27,10 +27,11 @@ require_grim_tool
 
 INJECT=$(dirname "$0")/grim_inject
 FLOOD=50000	# frames to each host
-MSGS=6000	# legitimate messages each way, one every 3 ms at most
+BATCH=300	# legitimate messages per checked batch, each way
 
 key=$(mktemp) cap1=$(mktemp) cap2=$(mktemp) old1=$(mktemp) old2=$(mktemp)
-at_exit "rm -f $key $cap1 $cap2 $old1 $old2"
+TMP=$(mktemp -d)
+at_exit "rm -rf $key $cap1 $cap2 $old1 $old2 $TMP"
 od -An -tx1 -N32 /dev/urandom >"$key"
 
 # py HOST EXPR ARGS...: EXPR over d, the JSON of "grim -j ARGS" on HOST.
@@ -78,25 +79,47 @@ done
 wait_peer_up 1 2
 wait_peer_up 2 1
 
-pretty "" "$MSGS messages each way; the attacker records frames of this run"
-bg nsx 2 "$RDM" recv -p 100 -n $MSGS -t 600
-r2=$!
-bg nsx 1 "$RDM" recv -p 100 -n $MSGS -t 600
-r1=$!
-wait_bound 2 100
-wait_bound 1 100
+# traffic SRC DST: batches of BATCH messages from host SRC to host DST,
+# each checked (content, order, exactly once) by its own grim_rdm recv,
+# until $TMP/stop exists, so that the traffic outlasts the flood however
+# slow the kernel.  Every batch sends from the same port: one stream.  One line per batch in $TMP/batches.SRC: number, send
+# and recv exit codes.
+traffic() {
+	local src=$1 dst=$2 b=0 rpid spid s r t
+	trap - EXIT
+	while [ ! -e "$TMP/stop" ]; do
+		b=$((b + 1))
+		nsx "$dst" "$RDM" recv -p 100 -n $BATCH -t 300 >"$TMP/recv.$src.$b" 2>&1 &
+		rpid=$!
+		for ((t = 0; t < 100; t++)); do
+			grep -qs listening "$TMP/recv.$src.$b" && break
+			sleep 0.1
+		done
+		nsx "$src" "$RDM" send -d "$dst" -p 100 -b $((100 + src)) -n $BATCH \
+			-m 0 -M 64000 -L -S $((src * 1000 + b)) -i 3000 >"$TMP/send.$src.$b" 2>&1 &
+		spid=$!
+		wait $spid
+		s=$?
+		wait $rpid
+		r=$?
+		echo "$b $s $r" >>"$TMP/batches.$src"
+		[ $s -eq 0 ] && [ $r -eq 0 ] || break
+	done
+}
+
+pretty "" "batches of $BATCH messages each way; the attacker records frames of this run"
+rx0_1=$(stat 1 rx_msgs)
+rx0_2=$(stat 2 rx_msgs)
 nsx 3 "$INJECT" -i eth0 -d "$(host_mac 2)" -m capture -k 200 -f "$cap2" -t 60 &
 c2=$!
 nsx 3 "$INJECT" -i eth0 -d "$(host_mac 1)" -m capture -k 200 -f "$cap1" -t 60 &
 c1=$!
-o1=$(mktemp) o2=$(mktemp)
-at_exit "rm -f $o1 $o2"
-rx0_1=$(stat 1 rx_msgs)
-rx0_2=$(stat 2 rx_msgs)
-nsx 1 "$RDM" send -d 2 -p 100 -n $MSGS -m 0 -M 64000 -L -S 22 -i 3000 >"$o1" 2>&1 &
-s1=$!
-nsx 2 "$RDM" send -d 1 -p 100 -n $MSGS -m 0 -M 64000 -L -S 23 -i 3000 >"$o2" 2>&1 &
-s2=$!
+sleep 0.5
+traffic 1 2 &
+t1=$!
+traffic 2 1 &
+t2=$!
+_PIDS+=($t1 $t2)
 wait $c2 || fail "capture (host 2)"
 wait $c1 || fail "capture (host 1)"
 cat "$old2" >>"$cap2"
@@ -131,8 +154,8 @@ log "$(cat "$cap2.out")"
 log "the flood took $((($(date +%s%N) - t0) / 1000000)) ms"
 sleep 1
 snap after
-kill -0 $s1 2>/dev/null && kill -0 $s2 2>/dev/null ||
-	fail "the legitimate senders ended before the flood did: too short a test"
+overlap=yes
+kill -0 $t1 2>/dev/null && kill -0 $t2 2>/dev/null || overlap=no
 
 pretty "" "nothing changed on either host"
 for i in 1 2; do
@@ -152,15 +175,25 @@ for i in 1 2; do
 done
 
 pretty "" "the legitimate messages: all there, once, in order"
-wait $s1 || fail "sender on host 1: $(cat "$o1")"
-wait $s2 || fail "sender on host 2: $(cat "$o2")"
-wait $r2 || fail "host 2 lost, repeated or got forged messages"
-wait $r1 || fail "host 1 lost, repeated or got forged messages"
+touch "$TMP/stop"
+wait $t1
+wait $t2
+for i in 1 2; do
+	n=0
+	while read -r bn src rrc; do
+		[ "$src" = 0 ] || fail "host $i, batch $bn: grim_rdm send: $(cat "$TMP/send.$i.$bn")"
+		[ "$rrc" = 0 ] || fail "host $i, batch $bn: grim_rdm recv: $(cat "$TMP/recv.$i.$bn")"
+		n=$bn
+	done <"$TMP/batches.$i"
+	sent[$i]=$((n * BATCH))
+	log "host $i sent $n batches of $BATCH messages, all checked"
+done
+[ $overlap = yes ] || fail "the legitimate traffic stopped before the flood ended"
 for i in 1 2; do
 	check_eq "$(stat $i tx_msgs_failed)" "${b[before.$i.tx_msgs_failed]}" "host $i: failed messages"
 done
 # Messages the NIs delivered: the legitimate ones and nothing else.
-check_eq "$(($(stat 2 rx_msgs) - rx0_2))" $MSGS "messages delivered on host 2"
-check_eq "$(($(stat 1 rx_msgs) - rx0_1))" $MSGS "messages delivered on host 1"
+check_eq "$(($(stat 2 rx_msgs) - rx0_2))" "${sent[1]}" "messages delivered on host 2"
+check_eq "$(($(stat 1 rx_msgs) - rx0_1))" "${sent[2]}" "messages delivered on host 1"
 check_dmesg
 exit 0
