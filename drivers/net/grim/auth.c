@@ -145,7 +145,8 @@ struct grim_auth_scratch {
 	__le64 lens[2];
 };
 
-static DEFINE_PER_CPU(struct grim_auth_scratch, grim_auth_scratch);
+/* Allocated with the first key (grim_auth_pick()), freed at unload. */
+static struct grim_auth_scratch __percpu *grim_auth_scratch;
 
 /* Feed the first @len bytes of @skb, which has no frag list. */
 static void grim_poly_skb(struct poly1305_desc_ctx *d,
@@ -186,7 +187,7 @@ static void grim_auth_tag(const struct grim_key *key, struct sk_buff *skb,
 	struct grim_auth_scratch *sc;
 
 	local_bh_disable();
-	sc = this_cpu_ptr(&grim_auth_scratch);
+	sc = this_cpu_ptr(grim_auth_scratch);
 	/* Block 0 of the key stream is the one-time Poly1305 key. */
 	memset(sc->iv, 0, 4);
 	memcpy(sc->iv + 4, nonce, GRIM_NONCE_LEN);
@@ -368,7 +369,9 @@ static int grim_auth_pick(void)
 	if (err)
 		goto out;
 	err = -ENOMEM;
-	skb = alloc_skb(GRIM_AUTH_CAL_LEN, GFP_KERNEL);
+	if (!grim_auth_scratch)
+		grim_auth_scratch = alloc_percpu(struct grim_auth_scratch);
+	skb = grim_auth_scratch ? alloc_skb(GRIM_AUTH_CAL_LEN, GFP_KERNEL) : NULL;
 	if (!skb)
 		goto out;
 	get_random_bytes(skb_put(skb, GRIM_AUTH_CAL_LEN), GRIM_AUTH_CAL_LEN);
@@ -619,6 +622,12 @@ int grim_key_del(struct grim_ni *ni, u8 id, struct netlink_ext_ack *extack)
 			RCU_INIT_POINTER(ni->keys[i], NULL);
 	call_rcu(&key->rcu, grim_key_free_rcu);
 	return 0;
+}
+
+/* The module goes: no NI, so no key, is left. */
+void grim_auth_exit(void)
+{
+	free_percpu(grim_auth_scratch);
 }
 
 /* The NI goes: no frame is in flight any more.  */

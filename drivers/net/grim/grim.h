@@ -455,6 +455,7 @@ static inline bool grim_ni_keyed(const struct grim_ni *ni)
 }
 
 void grim_auth_start(struct grim_ni *ni);
+void grim_auth_exit(void);
 struct sk_buff *grim_auth_seal(struct grim_ni *ni, struct grim_peer *peer,
 			       struct sk_buff *skb, u32 echo);
 bool grim_auth_open(struct grim_ni *ni, struct sk_buff *skb,

@@ -130,6 +130,7 @@ static void __exit grim_exit(void)
 	unregister_pernet_subsys(&grim_net_ops);
 	/* Keys removed from a link go by RCU callback. */
 	rcu_barrier();
+	grim_auth_exit();
 	grim_crc_exit();
 }
 
