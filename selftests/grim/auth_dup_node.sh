@@ -7,7 +7,9 @@
 # echoes that NI's run id, which an NI that holds the node id does when
 # it answers: the newcomer's tentative hellos are answered so, and the
 # newcomer yields (as without a key, dup_node.sh), while the NI that
-# holds the node id and its peers notice nothing.
+# holds the node id and its peers notice nothing.  Then the NI that holds
+# it restarts while an attacker replays hellos of its last run to it,
+# its own among them: it takes none of them for a conflict, and comes up.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -17,8 +19,9 @@ require_grim_tool
 
 # carrier HOST DEV: 1 with carrier, 0 without.
 carrier() { nsx "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null; }
-key=$(mktemp)
-at_exit "rm -f $key"
+INJECT=$(dirname "$0")/grim_inject
+key=$(mktemp) cap=$(mktemp) rh=$(mktemp)
+at_exit "rm -f $key $cap $rh"
 od -An -tx1 -N32 /dev/urandom >"$key"
 # keyed_link HOST NODE
 keyed_link() {
@@ -40,9 +43,12 @@ rpid=$!
 wait_bound 2 100
 out=$(mktemp)
 at_exit "rm -f $out"
+nsx 3 "$INJECT" -i eth0 -d "$(host_mac 2)" -m capture -k 100 -f "$cap" -t 60 &
+cpid=$!
+sleep 0.5
 nsx 1 "$RDM" send -d 2 -p 100 -n 2000 -m 0 -M 3000 -S 5 -i 1000 >"$out" &
 spid=$!
-sleep 1
+wait $cpid || fail "capture of host 2's frames"
 resets0=$(stat 1 peer_session_resets)
 keyed_link 3 2
 for ((i = 0; i < 50; i++)); do
@@ -68,5 +74,30 @@ ip -n "$(host 3)" link set grim0 address "$(grim_addr 3)" || fail "node id 3"
 ip -n "$(host 3)" link set grim0 up
 check_eq "$(carrier 3 grim0)" 1 "host 3's carrier with node id 3"
 wait_peer_up 1 3
+
+pretty "" "host 2 restarts while its hellos of the last run are replayed to it"
+conf0=$(stat 2 rx_node_id_conflicts)
+rx0=$(nsx 2 cat /sys/class/net/eth0/statistics/rx_packets)
+ip -n "$(host 2)" link set grim0 down
+# 200 hellos, one every 5 ms: before, through and after the tentative
+# hellos of host 2's new run.
+nsx 3 "$INJECT" -i eth0 -d "$(host_mac 2)" -m rehello -k 200 -w 5 -f "$cap" >"$rh" 2>&1 &
+ipid=$!
+sleep 0.2
+ip -n "$(host 2)" link set grim0 up
+wait $ipid || fail "replay of hellos: $(cat "$rh")"
+log "$(cat "$rh")"
+[ $(($(nsx 2 cat /sys/class/net/eth0/statistics/rx_packets) - rx0)) -ge 200 ] ||
+	fail "host 2 did not receive the replayed hellos"
+check_eq "$(carrier 2 grim0)" 1 "host 2's carrier"
+check_eq "$(($(stat 2 rx_node_id_conflicts) - conf0))" 0 "conflicts host 2 counted"
+wait_peer_up 1 2
+wait_peer_up 2 1
+bg nsx 2 "$RDM" recv -p 100 -n 200 -t 60
+rpid=$!
+wait_bound 2 100
+nsx 1 "$RDM" send -d 2 -p 100 -n 200 -m 0 -M 3000 -S 6 >"$out" ||
+	fail "sender after the restart: $(cat "$out")"
+wait $rpid || fail "the receiver on host 2 after the restart"
 check_dmesg
 exit 0

@@ -31,7 +31,7 @@ BATCH=300	# legitimate messages per checked batch, each way
 
 key=$(mktemp) cap1=$(mktemp) cap2=$(mktemp) old1=$(mktemp) old2=$(mktemp)
 TMP=$(mktemp -d)
-at_exit "rm -rf $key $cap1 $cap2 $old1 $old2 $TMP"
+at_exit "touch $TMP/stop; kill \$(cat $TMP/pids 2>/dev/null) 2>/dev/null; rm -rf $key $cap1 $cap2 $old1 $old2 $TMP"
 od -An -tx1 -N32 /dev/urandom >"$key"
 
 # py HOST EXPR ARGS...: EXPR over d, the JSON of "grim -j ARGS" on HOST.
@@ -79,34 +79,6 @@ done
 wait_peer_up 1 2
 wait_peer_up 2 1
 
-# traffic SRC DST: batches of BATCH messages from host SRC to host DST,
-# each checked (content, order, exactly once) by its own grim_rdm recv,
-# until $TMP/stop exists, so that the traffic outlasts the flood however
-# slow the kernel.  Every batch sends from the same port: one stream.  One line per batch in $TMP/batches.SRC: number, send
-# and recv exit codes.
-traffic() {
-	local src=$1 dst=$2 b=0 rpid spid s r t
-	trap - EXIT
-	while [ ! -e "$TMP/stop" ]; do
-		b=$((b + 1))
-		nsx "$dst" "$RDM" recv -p 100 -n $BATCH -t 300 >"$TMP/recv.$src.$b" 2>&1 &
-		rpid=$!
-		for ((t = 0; t < 100; t++)); do
-			grep -qs listening "$TMP/recv.$src.$b" && break
-			sleep 0.1
-		done
-		nsx "$src" "$RDM" send -d "$dst" -p 100 -b $((100 + src)) -n $BATCH \
-			-m 0 -M 64000 -L -S $((src * 1000 + b)) -i 3000 >"$TMP/send.$src.$b" 2>&1 &
-		spid=$!
-		wait $spid
-		s=$?
-		wait $rpid
-		r=$?
-		echo "$b $s $r" >>"$TMP/batches.$src"
-		[ $s -eq 0 ] && [ $r -eq 0 ] || break
-	done
-}
-
 pretty "" "batches of $BATCH messages each way; the attacker records frames of this run"
 rx0_1=$(stat 1 rx_msgs)
 rx0_2=$(stat 2 rx_msgs)
@@ -115,9 +87,10 @@ c2=$!
 nsx 3 "$INJECT" -i eth0 -d "$(host_mac 1)" -m capture -k 200 -f "$cap1" -t 60 &
 c1=$!
 sleep 0.5
-traffic 1 2 &
+# Every batch sends from the same port: the peers' streams stay as they are.
+rdm_batches "$TMP" 1 2 100 $BATCH -b 101 -m 0 -M 64000 -L -i 3000 &
 t1=$!
-traffic 2 1 &
+rdm_batches "$TMP" 2 1 100 $BATCH -b 102 -m 0 -M 64000 -L -i 3000 &
 t2=$!
 _PIDS+=($t1 $t2)
 wait $c2 || fail "capture (host 2)"
@@ -179,12 +152,7 @@ touch "$TMP/stop"
 wait $t1
 wait $t2
 for i in 1 2; do
-	n=0
-	while read -r bn src rrc; do
-		[ "$src" = 0 ] || fail "host $i, batch $bn: grim_rdm send: $(cat "$TMP/send.$i.$bn")"
-		[ "$rrc" = 0 ] || fail "host $i, batch $bn: grim_rdm recv: $(cat "$TMP/recv.$i.$bn")"
-		n=$bn
-	done <"$TMP/batches.$i"
+	n=$(rdm_batches_ok "$TMP" $i) || exit 1
 	sent[$i]=$((n * BATCH))
 	log "host $i sent $n batches of $BATCH messages, all checked"
 done

@@ -260,7 +260,7 @@ static void usage(void)
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
 		"                   [-f FILE]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
-		"       capture flood\n"
+		"       capture flood rehello\n"
 		"       cluster notours\n"
 		"       badtype unknownpeer stale frag reasm hello replay sack\n");
 	exit(2);
@@ -280,11 +280,12 @@ static void open_tx(void)
 }
 
 /*
- * Send one whole frame (Ethernet header included) and remember which
- * counter it must move.  Paced, so that the receiver's backlog never
- * overflows and every frame really reaches it.
+ * Send one whole frame (Ethernet header included) to dmac.  A full queue
+ * on the way is waited for: up to @tries waits of @wait_us.  Returns
+ * whether the frame went; counts it as an error if not.
  */
-static void xmit(const uint8_t *frame, size_t len, enum ctr c)
+static int send_frame(const uint8_t *frame, size_t len, int tries,
+		      useconds_t wait_us)
 {
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET,
@@ -292,20 +293,31 @@ static void xmit(const uint8_t *frame, size_t len, enum ctr c)
 		.sll_ifindex = ifindex,
 		.sll_halen = ETH_ALEN,
 	};
-	int tries = 0;
 
 	memcpy(sll.sll_addr, dmac, ETH_ALEN);
 	while (sendto(txfd, frame, len, 0, (struct sockaddr *)&sll,
 		      sizeof(sll)) != (ssize_t)len) {
-		if ((errno == ENOBUFS || errno == EAGAIN) && tries++ < 100) {
-			usleep(10000);
+		if ((errno == ENOBUFS || errno == EAGAIN) && tries-- > 0) {
+			usleep(wait_us);
 			continue;
 		}
 		perror("sendto");
 		send_errors++;
-		return;
+		return 0;
 	}
 	sent++;
+	return 1;
+}
+
+/*
+ * Send a frame and remember which counter it must move.  Paced, so that
+ * the receiver's backlog never overflows and every frame really reaches
+ * it.
+ */
+static void xmit(const uint8_t *frame, size_t len, enum ctr c)
+{
+	if (!send_frame(frame, len, 100, 10000))
+		return;
 	if (c < C_MAX)
 		expect[c]++;
 	usleep(2000);
@@ -1243,30 +1255,12 @@ static const char *const flood_names[F_MAX] = {
 	"forged-reject",
 };
 
-/* Send without xmit()'s pause: a burst of 32, then a millisecond. */
+/* Send without xmit()'s pause: a burst of 32, then a millisecond; a full
+ * queue is waited for up to two seconds.
+ */
 static void flood_xmit(const uint8_t *frame, size_t len)
 {
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(GRIM_ETH_P),
-		.sll_ifindex = ifindex,
-		.sll_halen = ETH_ALEN,
-	};
-	int tries = 0;
-
-	memcpy(sll.sll_addr, dmac, ETH_ALEN);
-	/* A full queue on the way: wait for it, up to two seconds. */
-	while (sendto(txfd, frame, len, 0, (struct sockaddr *)&sll,
-		      sizeof(sll)) != (ssize_t)len) {
-		if ((errno == ENOBUFS || errno == EAGAIN) && tries++ < 2000) {
-			usleep(1000);
-			continue;
-		}
-		perror("sendto");
-		send_errors++;
-		return;
-	}
-	if (++sent % 32 == 0)
+	if (send_frame(frame, len, 2000, 1000) && sent % 32 == 0)
 		usleep(1000);
 }
 
@@ -1409,12 +1403,51 @@ static void mode_flood(void)
 	printf("\n");
 }
 
+/*
+ * rehello: the hellos of the capture, the target's own included, sent
+ * again unchanged (but for the Ethernet destination, DSTMAC) COUNT times
+ * in turn, one every WAIT_MS milliseconds: an NI that restarts must not
+ * take hellos of its earlier run, or of anyone's, for news.
+ */
+static void mode_rehello(void)
+{
+	int i, n = 0, *idx;
+	uint8_t f[ETH_FRAME_LEN + 64];
+
+	load_capture();
+	idx = calloc(ncap, sizeof(*idx));
+	if (!idx)
+		die("calloc");
+	for (i = 0; i < ncap; i++) {
+		const struct grim_link_hdr *lh =
+			(const void *)(cap[i].data + ETH_HLEN);
+
+		if (lh->type == GRIM_FT_HELLO && cap[i].len <= sizeof(f))
+			idx[n++] = i;
+	}
+	if (!n) {
+		fprintf(stderr, "rehello: no hello in %s\n", file);
+		exit(1);
+	}
+	for (i = 0; i < count; i++) {
+		const struct sframe *c = &cap[idx[i % n]];
+
+		memcpy(f, c->data, c->len);
+		memcpy(((struct ethhdr *)f)->h_dest, dmac, ETH_ALEN);
+		send_frame(f, c->len, 100, 10000);
+		usleep(wait_ms * 1000);
+	}
+	printf("rehello: %d hellos from %d captured\n", count, n);
+	free(idx);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } modes[] = {
 	{ "capture", mode_capture },
 	{ "flood", mode_flood },
+	{ "rehello", mode_rehello },
 	{ "random", mode_random },
 	{ "short", mode_short },
 	{ "badmagic", mode_badmagic },

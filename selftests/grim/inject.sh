@@ -121,37 +121,9 @@ for c in $EXACT $OTHER; do
 	[ -n "${S0[$c]:-}" ] || fail "no counter $c in ethtool -S grim0"
 done
 
-# traffic: batches of BATCH messages from host 1 to host 2, each checked
-# by its own grim_rdm recv, until $TMP/stop exists.  One line per batch in
-# $TMP/batches: number, send and recv exit codes.
-traffic() {
-	local b=0 rpid spid src rrc t
-	trap - EXIT
-	while [ ! -e "$TMP/stop" ]; do
-		b=$((b + 1))
-		nsx 2 "$RDM" recv -p $PORT -n "$BATCH" -t 240 >"$TMP/recv.$b" 2>&1 &
-		rpid=$!
-		echo $rpid >>"$TMP/pids"
-		for ((t = 0; t < 100; t++)); do
-			grep -q listening "$TMP/recv.$b" && break
-			sleep 0.1
-		done
-		# The first batch retries its first message until the peers met.
-		nsx 1 "$RDM" send -d 2 -p $PORT -n "$BATCH" -m 0 -M 64572 -S $b \
-			-R 60 >"$TMP/send.$b" 2>&1 &
-		spid=$!
-		echo $spid >>"$TMP/pids"
-		wait $spid
-		src=$?
-		wait $rpid
-		rrc=$?
-		echo "$b $src $rrc" >>"$TMP/batches"
-		[ $src -eq 0 ] && [ $rrc -eq 0 ] || break
-	done
-}
-
 pretty "" "good traffic: batches of $BATCH messages of 0..64572 bytes, host 1 -> host 2"
-traffic &
+# The first batch retries its first message until the peers met.
+rdm_batches "$TMP" 1 2 $PORT "$BATCH" -m 0 -M 64572 -R 60 &
 traffic_pid=$!
 _PIDS+=($traffic_pid)
 
@@ -184,13 +156,7 @@ wait $traffic_pid
 for f in "$TMP"/send.* "$TMP"/recv.*; do
 	sed 's/^/    /' "$f"
 done
-nbatch=0
-while read -r b src rrc; do
-	[ "$src" = 0 ] || fail "batch $b: grim_rdm send exited $src"
-	[ "$rrc" = 0 ] || fail "batch $b: grim_rdm recv exited $rrc"
-	nbatch=$b
-done <"$TMP/batches"
-[ $nbatch -ge 1 ] || fail "no batch of good traffic completed"
+nbatch=$(rdm_batches_ok "$TMP" 1) || exit 1
 [ $overlap = yes ] || fail "the good traffic stopped before the injection ended"
 log "$nbatch batches of $BATCH messages verified, $INJECTED counters checked"
 stats S1

@@ -327,3 +327,51 @@ wait_bound() {
 	fail "nothing bound port $2 on host $1"
 }
 RDM=${RDM:-$(dirname "$0")/grim_rdm}
+
+# ---- checked traffic in batches ------------------------------------------------
+#
+# rdm_batches DIR SRC DST PORT BATCH [grim_rdm send options...]: batches of
+# BATCH messages from host SRC to port PORT of host DST, each checked
+# (content, order, exactly once) by its own grim_rdm recv, until DIR/stop
+# exists: traffic that outlasts whatever runs beside it, however slow the
+# kernel.  Run it in the background.  Batch b sends with seed
+# SRC * 1000 + b; its outputs are DIR/send.SRC.b and DIR/recv.SRC.b, its
+# PIDs go to DIR/pids, and a line "b send-rc recv-rc" to DIR/batches.SRC.
+rdm_batches() {
+	local dir=$1 src=$2 dst=$3 port=$4 n=$5 b=0 rpid spid s r t
+	shift 5
+	trap - EXIT
+	while [ ! -e "$dir/stop" ]; do
+		b=$((b + 1))
+		nsx "$dst" "$RDM" recv -p "$port" -n "$n" -t 300 >"$dir/recv.$src.$b" 2>&1 &
+		rpid=$!
+		echo $rpid >>"$dir/pids"
+		for ((t = 0; t < 100; t++)); do
+			grep -qs listening "$dir/recv.$src.$b" && break
+			sleep 0.1
+		done
+		nsx "$src" "$RDM" send -d "$dst" -p "$port" -n "$n" \
+			-S $((src * 1000 + b)) "$@" >"$dir/send.$src.$b" 2>&1 &
+		spid=$!
+		echo $spid >>"$dir/pids"
+		wait $spid
+		s=$?
+		wait $rpid
+		r=$?
+		echo "$b $s $r" >>"$dir/batches.$src"
+		[ $s -eq 0 ] && [ $r -eq 0 ] || break
+	done
+}
+
+# rdm_batches_ok DIR SRC: fails unless every batch from host SRC passed;
+# prints how many there were.
+rdm_batches_ok() {
+	local dir=$1 src=$2 b s r n=0
+	[ -s "$dir/batches.$src" ] || fail "no batch of traffic from host $src completed"
+	while read -r b s r; do
+		[ "$s" = 0 ] || fail "host $src, batch $b: grim_rdm send: $(cat "$dir/send.$src.$b")"
+		[ "$r" = 0 ] || fail "host $src, batch $b: grim_rdm recv: $(cat "$dir/recv.$src.$b")"
+		n=$b
+	done <"$dir/batches.$src"
+	echo "$n"
+}
