@@ -17,8 +17,6 @@ require_cmd ethtool od
 require_grim
 require_grim_tool
 
-# carrier HOST DEV: 1 with carrier, 0 without.
-carrier() { nsx "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null; }
 INJECT=$(dirname "$0")/grim_inject
 key=$(mktemp) cap=$(mktemp) rh=$(mktemp)
 at_exit "rm -f $key $cap $rh"
@@ -51,10 +49,7 @@ spid=$!
 wait $cpid || fail "capture of host 2's frames"
 resets0=$(stat 1 peer_session_resets)
 keyed_link 3 2
-for ((i = 0; i < 50; i++)); do
-	[ "$(carrier 3 grim0)" = 0 ] && break
-	sleep 0.1
-done
+wait_carrier 3 grim0 0
 check_eq "$(carrier 3 grim0)" 0 "host 3's carrier (the newcomer yields)"
 check_eq "$(carrier 2 grim0)" 1 "host 2's carrier"
 [ "$(stat 3 rx_node_id_conflicts)" -ge 1 ] || fail "host 3 did not count the conflict"

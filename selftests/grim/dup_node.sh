@@ -15,8 +15,6 @@ require_root
 require_cmd ethtool
 require_grim
 
-# carrier HOST DEV: 1 with carrier, 0 without.
-carrier() { nsx "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null; }
 
 pretty "" "hosts 1 and 2 talk; host 3 comes up with node id 2"
 setup_hosts 3
@@ -34,10 +32,7 @@ sleep 1
 resets0=$(stat 1 peer_session_resets)
 grim_add "$(host 3)" eth0 grim0 address "$(grim_addr 2)" || fail "grim0 on host 3"
 ip -n "$(host 3)" link set grim0 up || fail "grim0 up on host 3"
-for ((i = 0; i < 50; i++)); do
-	[ "$(carrier 3 grim0)" = 0 ] && break
-	sleep 0.1
-done
+wait_carrier 3 grim0 0
 check_eq "$(carrier 3 grim0)" 0 "host 3's carrier (the newcomer yields)"
 check_eq "$(carrier 2 grim0)" 1 "host 2's carrier"
 [ "$(stat 3 rx_node_id_conflicts)" -ge 1 ] || fail "host 3 did not count the conflict"
@@ -75,10 +70,7 @@ check_eq "$(carrier 3 grim0)" 1 "host 3's carrier, cut off from the segment"
 c3=$(stat 3 rx_node_id_conflicts)
 tc -n "$SWITCH_NS" qdisc del dev p3 root
 tc -n "$(host 3)" qdisc del dev eth0 root
-for ((i = 0; i < 50; i++)); do
-	[ "$(carrier 3 grim0)" = 0 ] && break
-	sleep 0.1
-done
+wait_carrier 3 grim0 0
 check_eq "$(carrier 3 grim0)" 0 "host 3's carrier (it ran for less time)"
 check_eq "$(carrier 1 grim0)" 1 "host 1's carrier"
 # Host 3 heard host 1 (host 1 hears host 3 only if host 3 spoke first).

@@ -209,6 +209,17 @@ host() { echo "$PFX-h$1"; }
 nsx() { local n=$1; shift; ip netns exec "$(host "$n")" "$@"; }
 # host_mac N: the deterministic MAC of host N's eth0.
 host_mac() { printf '02:00:00:00:%02x:%02x\n' $(($1 >> 8)) $(($1 & 255)); }
+# carrier HOST DEV: 1 with carrier, 0 without.
+carrier() { nsx "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null; }
+# wait_carrier HOST DEV 0|1: up to 5 s for DEV's carrier to be that.
+wait_carrier() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(carrier "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # setup_hosts N: hosts 1..N, eth0 each, all on bridge br0 in $SWITCH_NS.
 setup_hosts() {
