@@ -16,6 +16,7 @@ require_root
 require_cmd ethtool
 require_grim
 require_grim_tool
+require_ip_grim
 
 INJECT=$(dirname "$0")/grim_inject
 FORGED=20
