@@ -32,6 +32,8 @@ keyed_link() {
 
 pretty "" "hosts 1 and 2 talk under a key; host 3 comes up with node id 2 and the key"
 setup_hosts 3
+# The attacker of the last step sees every frame, as on a hub.
+ip -n "$SWITCH_NS" link set br0 type bridge ageing_time 0 || fail "hub mode"
 keyed_link 1 1
 keyed_link 2 2
 wait_peer_up 1 2
@@ -41,7 +43,7 @@ rpid=$!
 wait_bound 2 100
 out=$(mktemp)
 at_exit "rm -f $out"
-nsx 3 "$INJECT" -i eth0 -d "$(host_mac 2)" -m capture -k 100 -f "$cap" -t 60 &
+nsx 3 "$INJECT" -i eth0 -d "$(host_mac 2)" -m capture -k 1500 -f "$cap" -t 60 &
 cpid=$!
 sleep 0.5
 nsx 1 "$RDM" send -d 2 -p 100 -n 2000 -m 0 -M 3000 -S 5 -i 1000 >"$out" &
@@ -82,6 +84,8 @@ sleep 0.2
 ip -n "$(host 2)" link set grim0 up
 wait $ipid || fail "replay of hellos: $(cat "$rh")"
 log "$(cat "$rh")"
+grep -q "[1-9][0-9]* of them the target's own" "$rh" ||
+	fail "no hello of host 2's own among those replayed"
 [ $(($(nsx 2 cat /sys/class/net/eth0/statistics/rx_packets) - rx0)) -ge 200 ] ||
 	fail "host 2 did not receive the replayed hellos"
 check_eq "$(carrier 2 grim0)" 1 "host 2's carrier"

@@ -262,7 +262,7 @@ static void usage(void)
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
 		"       capture flood rehello\n"
 		"       cluster notours\n"
-		"       badtype unknownpeer stale frag reasm hello replay sack\n");
+		"       badtype unknownpeer stale frag reasm hello probe replay sack\n");
 	exit(2);
 }
 
@@ -972,6 +972,38 @@ static void mode_hello(void)
 	}
 }
 
+/*
+ * probe: COUNT unicast probes claiming the template's sender, from
+ * another MAC, with a newer session generation: a receiver must not let
+ * them take the session from the real NI for good.
+ */
+static void mode_probe(void)
+{
+	static const uint8_t evil[ETH_ALEN] = { 2, 0, 0, 0, 0xee, 0xee };
+	static uint8_t f[256];
+	struct grim_link_hdr *lh;
+	struct grim_hello *h;
+	size_t flen;
+	int k;
+
+	need_template();
+	memcpy(smac, evil, ETH_ALEN);
+	printf("probe: claiming node %u to node %u from 02:00:00:00:ee:ee\n",
+	       ntohl(tmpl.src_node), ntohl(tmpl.dst_node));
+	for (k = 0; k < count; k++) {
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_HELLO, sizeof(*h),
+						   &flen);
+		lh->flags = GRIM_FF_PROBE;
+		lh->src_gen = htonl(ntohl(tmpl.src_gen) + 100000 + k);
+		h = (struct grim_hello *)(lh + 1);
+		h->flags = htonl(GRIM_HF_ANSWER);
+		h->hello_ms = htonl(1000);
+		h->age_ms = htonl(1);
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_MAX);
+	}
+}
+
 static void mode_reasm(void)
 {
 	static uint8_t f[4096];
@@ -1411,7 +1443,7 @@ static void mode_flood(void)
  */
 static void mode_rehello(void)
 {
-	int i, n = 0, *idx;
+	int i, n = 0, own = 0, *idx;
 	uint8_t f[ETH_FRAME_LEN + 64];
 
 	load_capture();
@@ -1422,8 +1454,11 @@ static void mode_rehello(void)
 		const struct grim_link_hdr *lh =
 			(const void *)(cap[i].data + ETH_HLEN);
 
-		if (lh->type == GRIM_FT_HELLO && cap[i].len <= sizeof(f))
-			idx[n++] = i;
+		if (lh->type != GRIM_FT_HELLO || cap[i].len > sizeof(f))
+			continue;
+		idx[n++] = i;
+		own += !memcmp(((const struct ethhdr *)cap[i].data)->h_source,
+			       dmac, ETH_ALEN);
 	}
 	if (!n) {
 		fprintf(stderr, "rehello: no hello in %s\n", file);
@@ -1437,7 +1472,8 @@ static void mode_rehello(void)
 		send_frame(f, c->len, 100, 10000);
 		usleep(wait_ms * 1000);
 	}
-	printf("rehello: %d hellos from %d captured\n", count, n);
+	printf("rehello: %d hellos from %d captured, %d of them the target's own\n",
+	       count, n, own);
 	free(idx);
 }
 
@@ -1464,6 +1500,7 @@ static const struct {
 	{ "frag", mode_frag },
 	{ "reasm", mode_reasm },
 	{ "hello", mode_hello },
+	{ "probe", mode_probe },
 	{ "replay", mode_replay },
 	{ "sack", mode_sack },
 };

@@ -508,6 +508,44 @@ bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 	return true;
 }
 
+/* Where a hello or probe for @peer comes from.  A static peer's MAC is
+ * the administrator's: hellos from another are dropped.  A discovered
+ * peer's is the last hello's; a hello from another MAC than the one the
+ * session is with is from another NI (or this one under a new MAC), whose
+ * generations say nothing of that session: it starts over, as after the
+ * peer was down.  Else one forged probe with a newer generation would
+ * hold the session for ever, the real NI's frames all older than it and
+ * its hellos keeping the peer up.  Returns false to drop.  Peer lock.
+ */
+static bool grim_peer_hello_mac(struct grim_ni *ni, struct grim_peer *peer,
+				const struct sk_buff *skb)
+{
+	const u8 *mac;
+
+	if (!skb_mac_header_was_set(skb) || skb->mac_len < ETH_HLEN)
+		return true;
+	mac = eth_hdr(skb)->h_source;
+	if (ether_addr_equal(mac, peer->mac))
+		return true;
+	if (peer->configured) {
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
+		return false;
+	}
+	if (peer->rgen || peer->rbase) {
+		grim_count(ni, peer, GRIM_STAT_PEER_RESET);
+		netdev_dbg(ni->dev, "peer %u now at %pM: session over\n",
+			   peer->node, mac);
+		grim_peer_flush(peer, -ECONNRESET);
+		peer->lgen = grim_gen_next(peer->lgen);
+		peer->rgen = 0;
+		peer->rbase = 0;
+		if (peer->state == GRIM_PEER_UP)
+			peer->state = GRIM_PEER_NEW;
+	}
+	ether_addr_copy(peer->mac, mac);
+	return true;
+}
+
 void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 			 const struct grim_link_hdr *lh,
 			 const struct grim_auth_info *ai)
@@ -541,15 +579,13 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 	spin_lock(&peer->lock);
 	if (peer->dead || !grim_peer_auth_fresh(ni, peer, ai))
 		goto out;
+	if (!grim_peer_hello_mac(ni, peer, skb))
+		goto out;
 	if (!(probe ? grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen)) :
 		      grim_peer_learn_base(ni, peer, ntohl(lh->src_gen)))) {
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		goto out;
 	}
-	/* A static peer's MAC is the administrator's, never a hello's. */
-	if (!peer->configured && skb_mac_header_was_set(skb) &&
-	    skb->mac_len >= ETH_HLEN)
-		ether_addr_copy(peer->mac, eth_hdr(skb)->h_source);
 	peer->last_rx = jiffies;
 	if (peer->state == GRIM_PEER_DOWN)
 		peer->state = GRIM_PEER_NEW;
