@@ -55,7 +55,10 @@ rate=$((bytes * 8 / (ms + 1) / 1000 / 2))
 [ $rate -le 50 ] || rate=50
 log "host 1 sends $((bytes * 8 / (ms + 1) / 1000)) Mbit/s unhindered: the bottleneck is $rate Mbit/s"
 require_mod sch_netem
-tc -n "$sw" qdisc add dev p2 root netem rate ${rate}mbit limit 5000 || fail "netem rate"
+# A queue of 1.2 s at most, whatever the rate: the transport has no
+# congestion response yet, and retransmits into a longer one.
+tc -n "$sw" qdisc add dev p2 root netem rate ${rate}mbit limit $((rate * 100)) ||
+	fail "netem rate"
 at_exit "tc -n $sw qdisc del dev p2 root 2>/dev/null"
 snd=$(mktemp) rcv=$(mktemp)
 at_exit "rm -f $snd $rcv"
