@@ -57,12 +57,15 @@
  * Counters named "expect-min" may also move for other reasons (the
  * receiver must count at least that many).
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -223,8 +226,9 @@ static enum ctr classify_link(const uint8_t *p, size_t len, uint32_t cluster)
 
 /* ---- options and sockets ----------------------------------------------------- */
 
-static const char *ifname, *mode;
-static uint8_t dmac[ETH_ALEN], smac[ETH_ALEN];
+static const char *ifname, *mode, *txat;
+static uint8_t dmac[ETH_ALEN], smac[ETH_ALEN], srcmac[ETH_ALEN];
+static int have_srcmac;
 static int ifindex, count = 32, nsniff = 16, wait_ms = 300, timeout_s = 30;
 static uint16_t port;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -258,11 +262,13 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]\n"
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
-		"                   [-f FILE]\n"
+		"                   [-f FILE] [-o NETNS:IFNAME (macflip)]\n"
+		"                   [-M SRCMAC (probe)]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
 		"       capture flood rehello\n"
 		"       cluster notours\n"
-		"       badtype unknownpeer stale frag reasm hello probe replay sack\n");
+		"       badtype unknownpeer stale frag reasm hello probe macflip replay\n"
+		"       sack\n");
 	exit(2);
 }
 
@@ -277,6 +283,35 @@ static void open_tx(void)
 	if (ioctl(txfd, SIOCGIFHWADDR, &ifr))
 		die("SIOCGIFHWADDR");
 	memcpy(smac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
+}
+
+/*
+ * -o NETNS:IFNAME: send from IFNAME in network namespace NETNS (a name
+ * under /run/netns) rather than from -i, once the sniffing is done.  From
+ * the switch's port, frames reach a host that the bridge would not pass.
+ */
+static void tx_elsewhere(void)
+{
+	char path[128], *name;
+	int fd;
+
+	if (!txat)
+		return;
+	name = strchr(txat, ':');
+	if (!name)
+		usage();
+	snprintf(path, sizeof(path), "/run/netns/%.*s", (int)(name - txat),
+		 txat);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		die(path);
+	close(fd);
+	close(txfd);
+	ifname = name + 1;
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		die(ifname);
+	open_tx();
 }
 
 /*
@@ -974,8 +1009,9 @@ static void mode_hello(void)
 
 /*
  * probe: COUNT unicast probes claiming the template's sender, from
- * another MAC, with a newer session generation: a receiver must not let
- * them take the session from the real NI for good.
+ * another MAC (or from -M SRCMAC, the real NI's for one), with a newer
+ * session generation, WAIT_MS after the template was seen: a receiver
+ * must not let them take the session from the real NI for good.
  */
 static void mode_probe(void)
 {
@@ -987,9 +1023,11 @@ static void mode_probe(void)
 	int k;
 
 	need_template();
-	memcpy(smac, evil, ETH_ALEN);
-	printf("probe: claiming node %u to node %u from 02:00:00:00:ee:ee\n",
-	       ntohl(tmpl.src_node), ntohl(tmpl.dst_node));
+	usleep(wait_ms * 1000);	/* -w: let the template's traffic end */
+	memcpy(smac, have_srcmac ? srcmac : evil, ETH_ALEN);
+	printf("probe: claiming node %u to node %u from %02x:%02x:%02x:%02x:%02x:%02x\n",
+	       ntohl(tmpl.src_node), ntohl(tmpl.dst_node), smac[0], smac[1],
+	       smac[2], smac[3], smac[4], smac[5]);
 	for (k = 0; k < count; k++) {
 		lh = (struct grim_link_hdr *)build(f, GRIM_FT_HELLO, sizeof(*h),
 						   &flen);
@@ -1001,6 +1039,68 @@ static void mode_probe(void)
 		h->age_ms = htonl(1);
 		seal((uint8_t *)lh, flen - ETH_HLEN);
 		xmit(f, flen, C_MAX);
+	}
+}
+
+/*
+ * macflip: frames of the session that a link which damages frames could
+ * deliver, the Ethernet header being outside the frame check.  COUNT
+ * times, to DSTMAC: this host's next hello and a probe of its session
+ * with DSTMAC (the template's generations), both with one bit of the
+ * Ethernet source flipped, and the hello again from a multicast source.
+ * The receiver must keep the session and drop the last.
+ */
+static void mode_macflip(void)
+{
+	static const uint8_t bcast[ETH_ALEN] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	};
+	static uint8_t hello[FRAME_MAX], f[FRAME_MAX];
+	uint8_t target[ETH_ALEN];
+	struct grim_link_hdr *lh;
+	struct ethhdr *eh;
+	size_t len;
+	int fd, k;
+
+	need_template();
+	memcpy(target, dmac, ETH_ALEN);
+	memcpy(dmac, bcast, ETH_ALEN);
+	fd = sniff_open();
+	len = sniff_one(fd, hello, GRIM_FT_HELLO, 1,
+			now_ms() + timeout_s * 1000ull);
+	close(fd);
+	memcpy(dmac, target, ETH_ALEN);
+	if (len < ETH_HLEN + LH_LEN + sizeof(struct grim_hello)) {
+		fprintf(stderr, "macflip: no hello sent on %s in %d s\n",
+			ifname, timeout_s);
+		exit(1);
+	}
+	tx_elsewhere();
+	len = ETH_HLEN + ntohs(((struct grim_link_hdr *)(hello + ETH_HLEN))->len);
+	eh = (struct ethhdr *)hello;
+	memcpy(eh->h_dest, dmac, ETH_ALEN);
+	printf("macflip: hello of base %08x, probe of generation %08x\n",
+	       ntohl(((struct grim_link_hdr *)(hello + ETH_HLEN))->src_gen),
+	       ntohl(tmpl.src_gen));
+	for (k = 0; k < count; k++) {
+		eh->h_source[5] ^= 1u << (k % 8);
+		xmit(hello, len, C_MAX);
+
+		/* the probe from another damaged MAC than the hello's */
+		memcpy(f, hello, len);
+		((struct ethhdr *)f)->h_source[4] ^= 1u << (k % 8);
+		lh = (struct grim_link_hdr *)(f + ETH_HLEN);
+		lh->flags = GRIM_FF_PROBE;
+		lh->dst_node = tmpl.dst_node;
+		lh->src_gen = tmpl.src_gen;
+		lh->dst_gen = tmpl.dst_gen;
+		seal((uint8_t *)lh, len - ETH_HLEN);
+		xmit(f, len, C_MAX);
+		eh->h_source[5] ^= 1u << (k % 8);
+
+		eh->h_source[0] |= 1;
+		xmit(hello, len, C_MAX);
+		eh->h_source[0] &= ~1;
 	}
 }
 
@@ -1501,6 +1601,7 @@ static const struct {
 	{ "reasm", mode_reasm },
 	{ "hello", mode_hello },
 	{ "probe", mode_probe },
+	{ "macflip", mode_macflip },
 	{ "replay", mode_replay },
 	{ "sack", mode_sack },
 };
@@ -1523,9 +1624,15 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int opt, c;
 
-	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:f:o:M:")) != -1) {
 		switch (opt) {
 		case 'f': file = optarg; break;
+		case 'o': txat = optarg; break;
+		case 'M':
+			if (parse_mac(optarg, srcmac))
+				usage();
+			have_srcmac = 1;
+			break;
 		case 'i': ifname = optarg; break;
 		case 'd':
 			if (parse_mac(optarg, dmac))

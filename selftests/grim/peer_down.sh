@@ -69,9 +69,11 @@ nsx 1 "$RDM" send -d 2 -p 102 -n 100 -M 2000 || fail "send after idle"
 wait $r || fail "messages lost after idle"
 
 # Session generations come from the wall clock.  An NI that restarts
-# with the clock set back starts with older ones than host 1 holds: its
-# frames are stale until host 1 declares the old session down, and from
-# then on it must be taken as it is, broadcast hellos included.
+# with the clock set back starts with older ones than host 1 holds, and
+# its frames are stale to host 1.  Host 1's frames name a generation of
+# host 2's newer than host 2's own: host 2 starts a session past it, with
+# no wait for dead_ms, and from then on it must be taken as it is,
+# broadcast hellos included.
 pretty "" "host 2's NI restarts with the wall clock an hour behind"
 clock_back=0
 restore_clock() {
@@ -86,7 +88,8 @@ d1=$(stat 1 peer_down_events)
 ip -n "$(host 2)" link del grim0 || fail "link del"
 grim_add "$(host 2)" eth0 grim0 address "$(grim_addr 2)" || fail "re-add"
 ip -n "$(host 2)" link set grim0 up
-# Host 1 holds the old session until dead_ms, then comes up anew.
+# Host 1 takes host 2's session past the old one, without declaring
+# host 2 down first.
 for ((i = 0; i < 150; i++)); do
 	[ "$(stat 1 peer_up_events)" -gt "$u1" ] && break
 	sleep 0.1
@@ -94,6 +97,8 @@ done
 [ "$i" -lt 150 ] || fail "host 1 never took host 2 back"
 log "host 1 took host 2 back after $((i / 10)).$((i % 10)) s" \
 	"($(($(stat 1 peer_down_events) - d1)) peer down event)"
+check_eq "$(($(stat 1 peer_down_events) - d1))" 0 \
+	"peer down events on host 1 before it took host 2's new session"
 bg nsx 2 "$RDM" recv -p 103 -n 200 -t 60
 r=$!
 wait_bound 2 103

@@ -4,14 +4,21 @@
 # A forged probe must not take a peer's session for good.
 #
 # Without a key anyone on the segment can reset a session (grim.rst,
-# Trust).  One unicast probe that claims node 1 to host 2, from another
-# MAC and with a newer session generation, once made host 2 hold that
-# generation for ever: node 1's real hellos kept the peer up, node 1's
-# frames all looked older than the forged generation, and host 2's
-# messages to node 1 were retransmitted without end.  A hello from the
-# NI the session is not with now starts the session over, so node 1 is
-# back within a hello interval; a static peer takes hellos and probes
-# from its own MAC alone.
+# Trust).  One unicast probe that claims node 1 to host 2 with a newer
+# session generation once made host 2 hold that generation for ever:
+# node 1's real hellos kept the peer up, node 1's frames all looked older
+# than the forged generation, and host 2's messages to node 1 were
+# retransmitted without end.  Host 2's probes now tell node 1 which of
+# its generations host 2 holds; node 1, finding it newer than its own,
+# starts a session past it, and both are back within a hello interval.
+# That holds whether the probe came from another MAC or from node 1's
+# own; a static peer takes hellos and probes from its own MAC alone.
+#
+# A hello or probe from another MAC keeps the session: the Ethernet
+# header is outside the frame check, and a link that damages frames
+# (netem corrupt in faults.sh) once reset sessions with it.  A hello from
+# a multicast source is dropped (rx_drop_bad_mac): a bridge drops those
+# itself, so they are sent from the switch's port.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -42,12 +49,32 @@ setup_hosts 3
 grim_cluster 3
 nsx 3 "$GRIM" peer add dev grim0 node 1 mac "$(host_mac 1)" ||
 	fail "static peer on host 3"
+senders=()
 for i in 2 3; do
 	wait_peer_up 1 $i
 	wait_peer_up $i 1
 	bg nsx $i "$RDM" recv -p 101 -n 100000000 -t 600
 	wait_bound $i 101
 	bg nsx 1 "$RDM" send -d $i -p 101 -n 100000000 -M 200 -S 7
+	senders+=($!)
+done
+
+pretty "" "node 1's own hello and probe, with a bit of the source MAC flipped"
+K=16
+for i in 2 3; do
+	b0=$(stat $i rx_drop_bad_mac)
+	out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac $i)" -m macflip -k $K -t 60 \
+		-o "$SWITCH_NS:p$i" 2>&1) ||
+		fail "grim_inject: $out"
+	log "$out"
+	sleep 2
+	check_eq "$(stat $i peer_session_resets)" 0 "session resets on host $i after frames from damaged MACs"
+	check_eq "$(($(stat $i rx_drop_bad_mac) - b0))" $K "hellos from a multicast MAC dropped on host $i"
+	back $i 1 "after the damaged frames"
+	back 1 $i "after the damaged frames"
+done
+for p in "${senders[@]}"; do
+	kill -0 "$p" 2>/dev/null || fail "a sender of host 1 stopped during the damaged frames"
 done
 
 for i in 2 3; do
@@ -55,12 +82,66 @@ for i in 2 3; do
 	out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac $i)" -m probe -k 1 -t 60 2>&1) ||
 		fail "grim_inject: $out"
 	log "$out"
-	# The forged session, if taken, is over at node 1's next hello.
+	# The forged session, if taken, is over at host $i's next probe.
 	sleep 2
 	back $i 1 "after the forged probe"
 	back 1 $i "after the forged probe"
 done
 log "host 2: peer_session_resets $(stat 2 peer_session_resets); host 3: $(stat 3 peer_session_resets)"
 check_eq "$(stat 3 peer_session_resets)" 0 "session resets on host 3 (static peer)"
+
+for i in 2 3; do
+	pretty "" "a forged probe from node 1's own MAC to host $i, with a newer generation"
+	# traffic for grim_inject's template of the session
+	bg nsx $i "$RDM" recv -p 121 -n 100000000 -t 600
+	wait_bound $i 121
+	bg nsx 1 "$RDM" send -d $i -p 121 -n 100000000 -M 200 -S 7
+	r0=$(stat 1 peer_session_resets)
+	out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac $i)" -m probe -k 1 -t 60 \
+		-M "$(host_mac 1)" 2>&1) || fail "grim_inject: $out"
+	log "$out"
+	sleep 2
+	back $i 1 "after the forged probe from node 1's MAC"
+	back 1 $i "after the forged probe from node 1's MAC"
+	[ "$(stat 1 peer_session_resets)" -gt "$r0" ] ||
+		fail "node 1 did not start a session past the forged one with host $i"
+done
+# Both sides forged at once, each holding a generation of the other's
+# that never was: neither takes the other's frames, until one finds the
+# other's view of it newer than its own.
+pretty "" "forged probes to hosts 1 and 2 at once, each claiming the other"
+p1=$(mktemp)
+p2=$(mktemp)
+at_exit "rm -f $p1 $p2"
+nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m probe -k 1 -t 60 -w 3000 >"$p1" 2>&1 &
+i1=$!
+nsx 2 "$INJECT" -i eth0 -d "$(host_mac 1)" -m probe -k 1 -t 60 -w 3000 >"$p2" 2>&1 &
+i2=$!
+# a little traffic each way for the templates; idle when the probes go
+for d in "1 2" "2 1"; do
+	set -- $d
+	bg nsx "$2" "$RDM" recv -p 131 -n 50 -t 60
+	wait_bound "$2" 131
+	nsx "$1" "$RDM" send -d "$2" -p 131 -n 50 -M 200 -S 3 >/dev/null ||
+		fail "host $1's traffic for the template"
+done
+wait $i1 || fail "grim_inject on host 1: $(cat "$p1")"
+wait $i2 || fail "grim_inject on host 2: $(cat "$p2")"
+log "$(cat "$p1" "$p2")"
+# Both sides are up in the forged sessions and idle: the first frame
+# each way shows the forgery, and the sessions start over.  The message
+# it carried may fail with ECONNRESET, and in no other way.
+for d in "1 2" "2 1"; do
+	set -- $d
+	bg nsx "$2" "$RDM" recv -p 141 -n 1 -t 60
+	wait_bound "$2" 141
+	out=$(timeout 30 ip netns exec "$(host "$1")" "$RDM" send -d "$2" \
+		-p 141 -n 1 -M 100 2>&1) ||
+		check_match "$out" "errno 104" "host $1's first message after the forged probes"
+	log "host $1's first message: $out"
+done
+sleep 2
+back 2 1 "after forged probes to both sides"
+back 1 2 "after forged probes to both sides"
 check_dmesg
 exit 0

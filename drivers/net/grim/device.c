@@ -72,6 +72,7 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_TX_ERRORS] = "tx_errors",
 	[GRIM_STAT_AUTH_CHALLENGES] = "tx_auth_challenges",
 	[GRIM_STAT_AUTH_NEW_RUNS] = "rx_auth_new_runs",
+	[GRIM_STAT_DROP_BAD_MAC] = "rx_drop_bad_mac",
 };
 
 static int grim_open(struct net_device *dev)

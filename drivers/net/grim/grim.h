@@ -59,6 +59,7 @@
 #define GRIM_MAX_KEYS		2	/* cluster keys an NI takes frames with */
 #define GRIM_AUTH_WINDOW	1024	/* frame numbers remembered per peer */
 #define GRIM_AUTH_CHAL_GAP	(HZ / 20)	/* between challenges to a peer */
+#define GRIM_RESYNC_GAP		(HZ / 20)	/* between resync probes to a peer */
 
 /* Sizes of the frame headers, see include/uapi/linux/grim.h. */
 #define GRIM_LINK_HLEN	sizeof(struct grim_link_hdr)
@@ -126,6 +127,7 @@ enum grim_stat {
 	GRIM_STAT_TX_ERRORS,
 	GRIM_STAT_AUTH_CHALLENGES,
 	GRIM_STAT_AUTH_NEW_RUNS,
+	GRIM_STAT_DROP_BAD_MAC,
 	GRIM_STAT_MAX
 };
 
@@ -252,6 +254,7 @@ struct grim_peer {
 	u32 auth_chal;
 	u32 auth_rchal;
 	unsigned long auth_challenged;	/* jiffies of our last challenge */
+	unsigned long resynced;		/* jiffies of our last resync probe */
 	struct list_head reap_link;	/* on ni->reap: to be freed */
 	atomic_long_t stats[GRIM_PEER_STATS];
 };

@@ -24,10 +24,15 @@
  * Base generations come from the wall clock; session generations take a
  * random step of up to 2^16 past the clock or their last value, so that
  * a host that sees only broadcasts cannot guess them.  An NI restarted
- * with its clock set back has older ones than it had.  Its frames are stale to a
- * side that still holds the old session, until that side declares it
- * down (dead_ms) and forgets both of its generations: whatever it then
- * hears from the peer starts the new session.
+ * with its clock set back has older ones than it had, and its frames are
+ * stale to a side that still holds the old session.  A side that drops a
+ * frame as stale says which generations it holds (a resync probe, at
+ * most one per GRIM_RESYNC_GAP).  Here that probe names a generation of
+ * the NI's newer than the NI's own, which no true probe does: the NI
+ * starts a session past it (grim_peer_overtake()), and the other side
+ * takes that as a restart.  A side that took a forged generation is
+ * overtaken the same way.  Only probes move sessions so: a DATA, ACK or
+ * NACK frame of another session is dropped with no other effect.
  */
 #include <linux/etherdevice.h>
 #include <linux/hash.h>
@@ -87,6 +92,7 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	peer->lgen = ni->base_gen;
 	peer->auth_chal = grim_auth_random();
 	peer->auth_challenged = jiffies - HZ;
+	peer->resynced = jiffies - HZ;
 	peer->last_rx = jiffies;
 	INIT_LIST_HEAD(&peer->ack_list);
 	INIT_LIST_HEAD(&peer->reasm_list);
@@ -395,10 +401,16 @@ static bool grim_peer_learn_gen(struct grim_ni *ni, struct grim_peer *peer,
 	if (peer->rgen && grim_seq_before(src_gen, peer->rgen))
 		return false;
 	if (peer->rgen) {
-		/* The peer started over: so do we. */
+		/* The peer started over: so do we.  Its base is learned
+		 * afresh from its next hello, which must not reset what this
+		 * frame starts (a restart's hello may come after its probe;
+		 * an NI that restarted with its clock set back has an older
+		 * base).
+		 */
 		grim_count(ni, peer, GRIM_STAT_PEER_RESET);
 		netdev_dbg(ni->dev, "peer %u reset its session\n", peer->node);
 		grim_peer_flush(peer, -ECONNRESET);
+		peer->rbase = 0;
 	}
 	peer->rgen = src_gen;
 	if (peer->state != GRIM_PEER_NEW)
@@ -420,9 +432,15 @@ static bool grim_peer_learn_base(struct grim_ni *ni, struct grim_peer *peer,
 	if (peer->rbase && grim_seq_before(base, peer->rbase))
 		return false;
 	if (peer->rbase && peer->rgen) {
+		/* A new session of ours too: a hello that is not the NI's
+		 * restart (a forged one, or another NI with its node id)
+		 * must not leave the NI in a session whose streams we reset.
+		 * Its frames name our old generation now, and it resets.
+		 */
 		grim_count(ni, peer, GRIM_STAT_PEER_RESET);
 		netdev_dbg(ni->dev, "peer %u restarted\n", peer->node);
 		grim_peer_flush(peer, -ECONNRESET);
+		peer->lgen = grim_gen_next(peer->lgen);
 		peer->rgen = 0;
 		if (peer->state == GRIM_PEER_UP)
 			peer->state = GRIM_PEER_NEW;
@@ -492,6 +510,64 @@ bool grim_peer_auth_fresh(struct grim_ni *ni, struct grim_peer *peer,
 	return false;
 }
 
+/* A probe of the session we hold with @peer names @dst_gen as ours, and
+ * it is newer than ours: the peer took a session of ours that never was
+ * (from a forged frame, or from an earlier run of this NI whose clock was
+ * ahead).  To it our frames are stale, and to us its: neither side would
+ * ever move.  Start a session past the one it holds, which it takes as
+ * our restart.  Peer lock.
+ */
+static void grim_peer_overtake(struct grim_ni *ni, struct grim_peer *peer,
+			       u32 dst_gen)
+{
+	grim_count(ni, peer, GRIM_STAT_PEER_RESET);
+	netdev_dbg(ni->dev, "peer %u holds a newer session of ours\n",
+		   peer->node);
+	grim_peer_flush(peer, -ECONNRESET);
+	peer->lgen = grim_gen_next(dst_gen);
+	if (peer->state == GRIM_PEER_UP)
+		peer->state = GRIM_PEER_NEW;
+}
+
+/* Is probe @lh of the session we hold with @peer, naming a generation of
+ * ours newer than ours?  A peer learns our generations from our frames
+ * alone, and ours only grow: no true probe does.
+ */
+static bool grim_peer_ahead(const struct grim_peer *peer,
+			    const struct grim_link_hdr *lh)
+{
+	return peer->rgen && ntohl(lh->src_gen) == peer->rgen &&
+	       lh->dst_gen && grim_seq_after(ntohl(lh->dst_gen), peer->lgen);
+}
+
+/* Is probe @lh of an older session of @peer's than the one we hold,
+ * naming a generation of ours newer than ours?  Both sides hold what the other
+ * never had.
+ */
+static bool grim_peer_crossed(const struct grim_peer *peer,
+			      const struct grim_link_hdr *lh)
+{
+	return peer->rgen && lh->src_gen &&
+	       grim_seq_before(ntohl(lh->src_gen), peer->rgen) &&
+	       lh->dst_gen && grim_seq_after(ntohl(lh->dst_gen), peer->lgen);
+}
+
+/* A frame of @peer's was dropped as of another session than the one we
+ * hold: tell the peer which generations we hold (a probe names both), at
+ * most every GRIM_RESYNC_GAP.  A peer that finds a generation of its own
+ * there newer than its own starts past it (grim_peer_overtake()); one that
+ * finds ours newer than it held resets; for one that only had old frames
+ * in flight, the probe is news of nothing.  Peer lock.
+ */
+static void grim_peer_resync(struct grim_ni *ni, struct grim_peer *peer)
+{
+	if (ni->tentative || peer->dead || !peer->rgen ||
+	    time_before(jiffies, peer->resynced + GRIM_RESYNC_GAP))
+		return;
+	peer->resynced = jiffies;
+	grim_send_probe(ni, peer, false);
+}
+
 /* Validate the session fields of a DATA/ACK/NACK frame.  Peer lock held.
  */
 bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
@@ -500,6 +576,7 @@ bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 	if (peer->dead || peer->state == GRIM_PEER_DOWN ||
 	    ntohl(lh->dst_gen) != peer->lgen ||
 	    !grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen))) {
+		grim_peer_resync(ni, peer);
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		return false;
 	}
@@ -508,14 +585,13 @@ bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 	return true;
 }
 
-/* Where a hello or probe for @peer comes from.  A static peer's MAC is
- * the administrator's: hellos from another are dropped.  A discovered
- * peer's is the last hello's; a hello from another MAC than the one the
- * session is with is from another NI (or this one under a new MAC), whose
- * generations say nothing of that session: it starts over, as after the
- * peer was down.  Else one forged probe with a newer generation would
- * hold the session for ever, the real NI's frames all older than it and
- * its hellos keeping the peer up.  Returns false to drop.  Peer lock.
+/* Where a hello or probe for @peer comes from.  A source that is no
+ * unicast MAC is dropped.  A static peer's MAC is the administrator's:
+ * hellos from another are dropped.  A discovered peer's is the last
+ * hello's, whatever its generation: a frame whose Ethernet source was
+ * damaged on the way (the frame check does not cover it) must not end a
+ * session, and the NI's next hello teaches its true MAC back.  Returns
+ * false to drop.  Peer lock.
  */
 static bool grim_peer_hello_mac(struct grim_ni *ni, struct grim_peer *peer,
 				const struct sk_buff *skb)
@@ -525,22 +601,15 @@ static bool grim_peer_hello_mac(struct grim_ni *ni, struct grim_peer *peer,
 	if (!skb_mac_header_was_set(skb) || skb->mac_len < ETH_HLEN)
 		return true;
 	mac = eth_hdr(skb)->h_source;
+	if (!is_valid_ether_addr(mac)) {
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_MAC);
+		return false;
+	}
 	if (ether_addr_equal(mac, peer->mac))
 		return true;
 	if (peer->configured) {
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		return false;
-	}
-	if (peer->rgen || peer->rbase) {
-		grim_count(ni, peer, GRIM_STAT_PEER_RESET);
-		netdev_dbg(ni->dev, "peer %u now at %pM: session over\n",
-			   peer->node, mac);
-		grim_peer_flush(peer, -ECONNRESET);
-		peer->lgen = grim_gen_next(peer->lgen);
-		peer->rgen = 0;
-		peer->rbase = 0;
-		if (peer->state == GRIM_PEER_UP)
-			peer->state = GRIM_PEER_NEW;
 	}
 	ether_addr_copy(peer->mac, mac);
 	return true;
@@ -554,7 +623,7 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 	u32 node = ntohl(lh->src_node);
 	const struct grim_hello *h;
 	struct grim_peer *peer;
-	bool answer;
+	bool answer, ahead;
 
 	if (READ_ONCE(ni->conflict))
 		return;
@@ -581,8 +650,19 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 		goto out;
 	if (!grim_peer_hello_mac(ni, peer, skb))
 		goto out;
-	if (!(probe ? grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen)) :
-		      grim_peer_learn_base(ni, peer, ntohl(lh->src_gen)))) {
+	ahead = probe && grim_peer_ahead(peer, lh);
+	if (probe && grim_peer_crossed(peer, lh)) {
+		/* Each side holds a generation of the other's that it
+		 * never had (two forged probes): neither would take the
+		 * other's frames.  Take this one's, and start past ours.
+		 */
+		peer->rgen = ntohl(lh->src_gen);
+		peer->rbase = 0;
+		ahead = true;
+	} else if (!(probe ? grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen)) :
+			     grim_peer_learn_base(ni, peer, ntohl(lh->src_gen)))) {
+		if (probe)
+			grim_peer_resync(ni, peer);
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		goto out;
 	}
@@ -592,6 +672,8 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 
 	if (probe && ntohl(lh->dst_gen) == peer->lgen)
 		grim_peer_set_up(ni, peer);
+	else if (ahead)
+		grim_peer_overtake(ni, peer, ntohl(lh->dst_gen));
 	/* Answer a peer that is not sure of us, or that we are unsure of. */
 	answer = peer->state != GRIM_PEER_UP ||
 		 (probe && (ntohl(h->flags) & GRIM_HF_ANSWER)) ||
