@@ -226,7 +226,7 @@ static enum ctr classify_link(const uint8_t *p, size_t len, uint32_t cluster)
 
 /* ---- options and sockets ----------------------------------------------------- */
 
-static const char *ifname, *mode, *txat;
+static const char *ifname, *mode, *txat, *gofile;
 static uint8_t dmac[ETH_ALEN], smac[ETH_ALEN], srcmac[ETH_ALEN];
 static int have_srcmac;
 static int ifindex, count = 32, nsniff = 16, wait_ms = 300, timeout_s = 30;
@@ -263,7 +263,7 @@ static void usage(void)
 		"usage: grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]\n"
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
 		"                   [-f FILE] [-o NETNS:IFNAME (macflip)]\n"
-		"                   [-M SRCMAC (probe)]\n"
+		"                   [-M SRCMAC (probe)] [-g GOFILE (probe)]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
 		"       capture flood rehello\n"
 		"       cluster notours\n"
@@ -1010,8 +1010,9 @@ static void mode_hello(void)
 /*
  * probe: COUNT unicast probes claiming the template's sender, from
  * another MAC (or from -M SRCMAC, the real NI's for one), with a newer
- * session generation, WAIT_MS after the template was seen: a receiver
- * must not let them take the session from the real NI for good.
+ * session generation, WAIT_MS after the template was seen (or once
+ * GOFILE exists, with -g): a receiver must not let them take the session
+ * from the real NI for good.
  */
 static void mode_probe(void)
 {
@@ -1023,7 +1024,20 @@ static void mode_probe(void)
 	int k;
 
 	need_template();
-	usleep(wait_ms * 1000);	/* -w: let the template's traffic end */
+	if (gofile) {		/* -g: wait for the go, up to -t */
+		uint64_t end = now_ms() + timeout_s * 1000ull;
+
+		while (access(gofile, F_OK)) {
+			if (now_ms() > end) {
+				fprintf(stderr, "probe: no %s in %d s\n",
+					gofile, timeout_s);
+				exit(1);
+			}
+			usleep(10000);
+		}
+	} else {
+		usleep(wait_ms * 1000);
+	}
 	memcpy(smac, have_srcmac ? srcmac : evil, ETH_ALEN);
 	printf("probe: claiming node %u to node %u from %02x:%02x:%02x:%02x:%02x:%02x\n",
 	       ntohl(tmpl.src_node), ntohl(tmpl.dst_node), smac[0], smac[1],
@@ -1624,10 +1638,11 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int opt, c;
 
-	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:f:o:M:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:f:o:M:g:")) != -1) {
 		switch (opt) {
 		case 'f': file = optarg; break;
 		case 'o': txat = optarg; break;
+		case 'g': gofile = optarg; break;
 		case 'M':
 			if (parse_mac(optarg, srcmac))
 				usage();

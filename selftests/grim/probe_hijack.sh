@@ -112,10 +112,11 @@ done
 pretty "" "forged probes to hosts 1 and 2 at once, each claiming the other"
 p1=$(mktemp)
 p2=$(mktemp)
-at_exit "rm -f $p1 $p2"
-nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m probe -k 1 -t 60 -w 3000 >"$p1" 2>&1 &
+go=$(mktemp -u)
+at_exit "rm -f $p1 $p2 $go"
+bg nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m probe -k 1 -t 60 -g "$go" >"$p1" 2>&1
 i1=$!
-nsx 2 "$INJECT" -i eth0 -d "$(host_mac 1)" -m probe -k 1 -t 60 -w 3000 >"$p2" 2>&1 &
+bg nsx 2 "$INJECT" -i eth0 -d "$(host_mac 1)" -m probe -k 1 -t 60 -g "$go" >"$p2" 2>&1
 i2=$!
 # a little traffic each way for the templates; idle when the probes go
 for d in "1 2" "2 1"; do
@@ -125,6 +126,7 @@ for d in "1 2" "2 1"; do
 	nsx "$1" "$RDM" send -d "$2" -p 131 -n 50 -M 200 -S 3 >/dev/null ||
 		fail "host $1's traffic for the template"
 done
+touch "$go"
 wait $i1 || fail "grim_inject on host 1: $(cat "$p1")"
 wait $i2 || fail "grim_inject on host 2: $(cat "$p2")"
 log "$(cat "$p1" "$p2")"
