@@ -228,7 +228,8 @@ static enum ctr classify_link(const uint8_t *p, size_t len, uint32_t cluster)
 
 static const char *ifname, *mode, *txat, *gofile;
 static uint8_t dmac[ETH_ALEN], smac[ETH_ALEN], srcmac[ETH_ALEN];
-static int have_srcmac;
+static int have_srcmac, have_genoff;
+static uint32_t genoff;
 static int ifindex, count = 32, nsniff = 16, wait_ms = 300, timeout_s = 30;
 static uint16_t port;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -264,6 +265,7 @@ static void usage(void)
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
 		"                   [-f FILE] [-o NETNS:IFNAME (macflip)]\n"
 		"                   [-M SRCMAC (probe)] [-g GOFILE (probe)]\n"
+		"                   [-G GENOFF (probe)]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
 		"       capture flood rehello\n"
 		"       cluster notours\n"
@@ -1007,12 +1009,26 @@ static void mode_hello(void)
 	}
 }
 
+/* A generation GRIM's clock gives now (drivers/net/grim/peer.c), plus OFF. */
+static uint32_t clock_gen(uint32_t off)
+{
+	struct timespec ts;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return ((uint32_t)(ns >> 20) | 1) + off;
+}
+
 /*
  * probe: COUNT unicast probes claiming the template's sender, from
  * another MAC (or from -M SRCMAC, the real NI's for one), with a newer
  * session generation, WAIT_MS after the template was seen (or once
  * GOFILE exists, with -g): a receiver must not let them take the session
- * from the real NI for good.
+ * from the real NI for good.  The generation is the template's plus
+ * 100000, or with -G the clock's plus GENOFF (mod 2^32): one about 2^31
+ * past the clock is newer than a young session's, yet the clock is past
+ * it in sequence order.
  */
 static void mode_probe(void)
 {
@@ -1046,7 +1062,13 @@ static void mode_probe(void)
 		lh = (struct grim_link_hdr *)build(f, GRIM_FT_HELLO, sizeof(*h),
 						   &flen);
 		lh->flags = GRIM_FF_PROBE;
-		lh->src_gen = htonl(ntohl(tmpl.src_gen) + 100000 + k);
+		if (have_genoff)
+			lh->src_gen = htonl(clock_gen(genoff) + 2 * k);
+		else
+			lh->src_gen = htonl(ntohl(tmpl.src_gen) + 100000 + k);
+		if (!k)
+			printf("probe: generation %08x, the template's %08x, the clock's %08x\n",
+			       ntohl(lh->src_gen), ntohl(tmpl.src_gen), clock_gen(0));
 		h = (struct grim_hello *)(lh + 1);
 		h->flags = htonl(GRIM_HF_ANSWER);
 		h->hello_ms = htonl(1000);
@@ -1638,11 +1660,15 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int opt, c;
 
-	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:f:o:M:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:d:m:k:n:p:w:t:S:f:o:M:g:G:")) != -1) {
 		switch (opt) {
 		case 'f': file = optarg; break;
 		case 'o': txat = optarg; break;
 		case 'g': gofile = optarg; break;
+		case 'G':
+			genoff = strtoul(optarg, NULL, 0);
+			have_genoff = 1;
+			break;
 		case 'M':
 			if (parse_mac(optarg, srcmac))
 				usage();

@@ -106,6 +106,37 @@ for i in 2 3; do
 	[ "$(stat 1 peer_session_resets)" -gt "$r0" ] ||
 		fail "node 1 did not start a session past the forged one with host $i"
 done
+# A generation about 2^31 past the clock is newer than a young session's
+# (node 1's is well ahead of the clock after the steps above), yet the
+# clock is past it in sequence order.  Node 1, finding that host 2 holds
+# it, must start past it in one step: its next generation was once the
+# clock's plus a random step, which mostly fell before the forged one
+# again, and node 1 started over at every probe of host 2 (one each
+# 50 ms) until the clock got past the forged generation.
+pretty "" "a forged probe from node 1's MAC, half the ring past the clock"
+for k in 1 2; do
+	# a sender to sniff: the first forged probe ends it with ECONNRESET
+	bg nsx 2 "$RDM" recv -p $((150 + k)) -n 100000000 -g -t 600
+	wait_bound 2 $((150 + k))
+	bg nsx 1 "$RDM" send -d 2 -p $((150 + k)) -n 100000000 -M 200 -S 7
+	r0=$(stat 1 peer_session_resets)
+	if [ $k = 1 ]; then	# a newer session for node 1, far past the clock
+		gen=()
+	else
+		gen=(-G $((0x80000000 + 2000)))
+	fi
+	out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m probe -k 1 -t 60 \
+		-M "$(host_mac 1)" "${gen[@]}" 2>&1) || fail "grim_inject: $out"
+	log "$out"
+	sleep 4
+	r=$(($(stat 1 peer_session_resets) - r0))
+	log "node 1 started over $r times"
+	[ $r -ge 1 ] || fail "node 1 did not start past the forged session ($k)"
+	[ $r -le 2 ] || fail "node 1 started over $r times after one forged probe ($k)"
+done
+back 2 1 "after the forged probe half the ring past the clock"
+back 1 2 "after the forged probe half the ring past the clock"
+
 # Both sides forged at once, each holding a generation of the other's
 # that never was: neither takes the other's frames, until one finds the
 # other's view of it newer than its own.

@@ -51,19 +51,24 @@ static u32 grim_gen_now(void)
 	return (u32)(ktime_get_real_ns() >> 20) | 1;
 }
 
-/* A session generation newer than @gen, and newer than the clock's: a
- * random step of up to 2^16 past the newer of the two, so that a host
- * that sees only broadcast frames (which carry the NI's base generation)
- * cannot guess a session's.
+/* A session generation newer than @gen: a random step of up to 2^16 past
+ * the clock's, or past @gen if that is newer, so that a host that sees
+ * only broadcast frames (which carry the NI's base generation) cannot
+ * guess a session's.
  */
 u32 grim_gen_next(u32 gen)
 {
+	u32 step = 1 + (get_random_u32() & 0xffff);
 	u32 now = grim_gen_now();
+	u32 next = gen + step;
 
-	if (grim_seq_after(now, gen))
-		gen = now;
-	gen += 1 + (get_random_u32() & 0xffff);
-	return gen ?: 1;
+	/* Past @gen in any case: when @gen is about 2^31 ahead of the
+	 * clock (a forged generation), the clock is after it and the clock
+	 * plus a step may not be.
+	 */
+	if (grim_seq_after(now, gen) && grim_seq_after(now + step, gen))
+		next = now + step;
+	return next ?: 1;
 }
 
 struct grim_peer *grim_peer_lookup(struct grim_ni *ni, u32 node)
