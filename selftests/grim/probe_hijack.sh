@@ -106,6 +106,50 @@ for i in 2 3; do
 	[ "$(stat 1 peer_session_resets)" -gt "$r0" ] ||
 		fail "node 1 did not start a session past the forged one with host $i"
 done
+# A forged hello of a newer NI run claiming node 1: host 2 takes it as
+# node 1's restart and resets its streams with node 1.  It must start a
+# session of its own too: node 1 knows of no restart, and its streams,
+# mid-sequence in the session host 2 kept, once met host 2's streams
+# started over and stalled for good.  Now node 1's frames name host 2's
+# old session, host 2's probe tells node 1 of the new one, and node 1
+# resets as well.  A sender that was mid-stream ends with ECONNRESET or
+# goes on.
+pretty "" "a forged hello claims a restart of node 1 while both send"
+o1=$(mktemp)
+o2=$(mktemp)
+at_exit "rm -f $o1 $o2"
+bg nsx 2 "$RDM" recv -p 161 -n 100000000 -g -t 600
+wait_bound 2 161
+bg nsx 1 "$RDM" recv -p 162 -n 100000000 -g -t 600
+wait_bound 1 162
+bg nsx 1 "$RDM" send -d 2 -p 161 -n 100000000 -M 200 -S 7 >"$o1" 2>&1
+s1=$!
+bg nsx 2 "$RDM" send -d 1 -p 162 -n 100000000 -M 200 -S 7 >"$o2" 2>&1
+s2=$!
+r0=$(stat 2 peer_session_resets)
+out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m hello -p 1 -k 1 -t 60 2>&1) ||
+	fail "grim_inject: $out"
+log "$out"
+sleep 4
+[ "$(stat 2 peer_session_resets)" -gt "$r0" ] ||
+	fail "host 2 did not take the forged hello as node 1's restart"
+for d in "1 2 $s1 $o1" "2 1 $s2 $o2"; do
+	set -- $d
+	if kill -0 "$3" 2>/dev/null; then
+		m0=$(stat "$2" rx_msgs)
+		sleep 2
+		[ "$(stat "$2" rx_msgs)" -gt "$m0" ] ||
+			fail "host $1's stream to node $2 stalled after the forged hello"
+		log "host $1's stream to node $2 goes on"
+	else
+		wait "$3"
+		check_match "$(cat "$4")" "errno 104" "host $1's stream to node $2 after the forged hello"
+		log "host $1's stream to node $2: $(cat "$4")"
+	fi
+done
+back 1 2 "after the forged hello"
+back 2 1 "after the forged hello"
+
 # A generation about 2^31 past the clock is newer than a young session's
 # (node 1's is well ahead of the clock after the steps above), yet the
 # clock is past it in sequence order.  Node 1, finding that host 2 holds
