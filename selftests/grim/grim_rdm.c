@@ -16,6 +16,8 @@
  * TOTAL, which the last message sent must then close.
  *   grim_rdm duplex -d NODE -p PORT -P PEERPORT [-n COUNT] [-m MIN] [-M MAX]
  *                   [-S SEED] [-t TIMEOUT_S] [-g GO_FILE]
+ *   grim_rdm mesh -p PORT -N FIRST-LAST -s SELF [-n COUNT] [-m MIN]
+ *                 [-M MAX] [-S SEED] [-t TIMEOUT_S] [-g GO_FILE]
  *   grim_rdm bound -p PORT    (exit 0 when some socket has bound PORT)
  *   grim_rdm wedge -d NODE -p PORT -e OTHER
  *   grim_rdm pattern -S SEED -n SEQ -l LEN   (payload bytes, in hex)
@@ -39,7 +41,9 @@
  * receiver checks, per sending socket, that sequences arrive exactly once
  * and in order, and that length, hash and every payload byte match.
  * duplex does both on one socket bound to PORT, talking to PEERPORT on
- * NODE (which runs duplex the other way round).
+ * NODE (which runs duplex the other way round).  mesh does it with every
+ * node FIRST..LAST but SELF, all on PORT: COUNT messages to each, numbered
+ * per destination, taken in turn, and COUNT checked from each.
  */
 #include <errno.h>
 #include <math.h>
@@ -582,6 +586,142 @@ static int do_duplex(int argc, char **argv)
 	return ck.errors || ck.nsrc != 1 ? 1 : 0;
 }
 
+/* mesh: one socket, all-to-all over nodes FIRST..LAST.  A node not yet
+ * discovered (EHOSTUNREACH before its first message) is tried again
+ * later; a message that fails after it was sent ends the run.
+ */
+static int do_mesh(int argc, char **argv)
+{
+	uint32_t first = 0, last = 0, self = 0, count = 100, min = 0;
+	uint32_t max = 1024, seed = 1, nd = 0, d = 0, done = 0, i;
+	uint32_t *dst, *sent;
+	uint64_t *later, t0, deadline;
+	unsigned long eagain = 0;
+	static struct checker ck;
+	const char *go = NULL;
+	int timeout_s = 300, opt, fd, bad = 0;
+	uint16_t port = 0;
+	uint8_t *buf;
+
+	while ((opt = getopt(argc, argv, "p:N:s:n:m:M:S:t:g:")) != -1) {
+		switch (opt) {
+		case 'p': port = strtoul(optarg, NULL, 0); break;
+		case 'N':
+			if (sscanf(optarg, "%u-%u", &first, &last) != 2)
+				return 2;
+			break;
+		case 's': self = strtoul(optarg, NULL, 0); break;
+		case 'n': count = strtoul(optarg, NULL, 0); break;
+		case 'm': min = strtoul(optarg, NULL, 0); break;
+		case 'M': max = strtoul(optarg, NULL, 0); break;
+		case 'S': seed = strtoul(optarg, NULL, 0); break;
+		case 't': timeout_s = atoi(optarg); break;
+		case 'g': go = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!port || !first || last < first || last - first >= MAX_SRC ||
+	    max < min || max > GRIM_MAX_PAYLOAD) {
+		fprintf(stderr, "mesh: bad arguments\n");
+		return 2;
+	}
+	dst = calloc(last - first + 1, sizeof(*dst));
+	sent = calloc(last - first + 1, sizeof(*sent));
+	later = calloc(last - first + 1, sizeof(*later));
+	buf = malloc(GRIM_MAX_PAYLOAD);
+	if (!dst || !sent || !later || !buf) {
+		perror("malloc");
+		return 2;
+	}
+	for (i = first; i <= last; i++)
+		if (i != self)
+			dst[nd++] = i;
+	checker_init(&ck);
+	fd = open_sock(port, 0);
+	srand(seed);
+	t0 = now_ms();
+	deadline = t0 + timeout_s * 1000ull;
+	while (go && access(go, F_OK)) {
+		if (now_ms() > deadline) {
+			printf("mesh: %s never appeared\n", go);
+			return 1;
+		}
+		usleep(10000);
+	}
+	while (done < nd || ck.got < count * nd) {
+		struct pollfd p = {
+			.fd = fd,
+			.events = POLLIN | (done < nd ? POLLOUT : 0),
+		};
+		int left = (int)(deadline - now_ms()), rc;
+		uint32_t len, k;
+		uint16_t eport;
+		ssize_t n;
+		int err;
+
+		if (left <= 0 || poll(&p, 1, left > 50 ? 50 : left) < 0) {
+			printf("mesh: timeout: %u of %u destinations done, received %u of %u\n",
+			       done, nd, ck.got, count * nd);
+			for (k = 0; k < nd; k++)
+				if (sent[k] < count)
+					printf("mesh:   node %u: sent %u\n", dst[k], sent[k]);
+			checker_report(&ck, t0);
+			return 1;
+		}
+		if (p.revents & POLLERR &&
+		    errq_read(fd, &eport, &k, &err, &len) > 0) {
+			printf("mesh: message %u failed: %s (errno %d)\n", k,
+			       strerror(err), err);
+			return 1;
+		}
+		if (p.revents & POLLIN) {
+			do {
+				rc = recv_check(fd, &ck);
+				if (rc < 0)
+					return 1;
+			} while (rc > 0);
+		}
+		if (!(p.revents & POLLOUT) || done == nd)
+			continue;
+		/* the next destination with something left to send */
+		for (k = 0; k < nd; k++, d = (d + 1) % nd)
+			if (sent[d] < count && later[d] <= now_ms())
+				break;
+		if (k == nd) {		/* only nodes not discovered yet */
+			usleep(10000);
+			continue;
+		}
+		len = min + (max > min ? (uint32_t)rand() % (max - min + 1) : 0);
+		fill(buf, len, seed, sent[d]);
+		n = send_one(fd, dst[d], port, buf, len, seed, sent[d],
+			     MSG_DONTWAIT);
+		if (n < 0 && errno == EAGAIN) {
+			eagain++;
+			continue;
+		}
+		if (n < 0 && errno == EHOSTUNREACH && !sent[d]) {
+			later[d] = now_ms() + 50;
+			d = (d + 1) % nd;
+			continue;
+		}
+		if (n != (ssize_t)len) {
+			printf("mesh: send %u to node %u: %s\n", sent[d], dst[d],
+			       n < 0 ? strerror(errno) : "short");
+			return 1;
+		}
+		if (++sent[d] == count)
+			done++;
+		d = (d + 1) % nd;
+	}
+	printf("mesh: node %u sent %u msgs to each of %u nodes, %lu EAGAIN\n",
+	       self, count, nd, eagain);
+	checker_report(&ck, t0);
+	for (i = 0; i < ck.nsrc; i++)
+		if (ck.srcs[i].next != count || ck.srcs[i].port != port)
+			bad++;
+	return ck.errors || ck.nsrc != nd || bad ? 1 : 0;
+}
+
 static int do_bound(int argc, char **argv)
 {
 	struct sockaddr_grim a = { .sgrim_family = AF_GRIM };
@@ -775,6 +915,8 @@ int main(int argc, char **argv)
 		return do_recv(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "duplex"))
 		return do_duplex(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "mesh"))
+		return do_mesh(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bound"))
 		return do_bound(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "wedge"))

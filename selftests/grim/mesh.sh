@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 32 hosts on one segment, all to all, over links that lose and reorder.
+#
+# Every host discovers the 31 others from hellos alone, and its peer
+# table holds them and no more.  Then every host sends COUNT messages to
+# each of the others from one socket, taking destinations in turn, and
+# checks what the same socket receives: from each sender exactly COUNT,
+# exactly once, in order, every byte as sent.  Every link loses 2% of
+# its frames and holds some back (netem reorder), both ways, so that
+# every pair's streams recover while 31 others share the NI.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd python3
+require_grim
+require_grim_tool
+
+N=32
+COUNT=40
+PORT=200
+
+# ups HOST: how many peers HOST holds up, itself not counted.
+ups() {
+	nsx "$1" "$GRIM" -j peer show dev grim0 | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+print(sum(1 for p in d if p.get('state') == 'up' and p.get('node') != $1))"
+}
+# npeers HOST: entries in HOST's peer table, itself included.
+npeers() {
+	nsx "$1" "$GRIM" -j peer show dev grim0 |
+		python3 -c "import json, sys; print(len(json.load(sys.stdin)))"
+}
+
+pretty "" "$N hosts on one bridge, a GRIM link each"
+setup_hosts $N
+grim_cluster $N
+
+pretty "" "every host discovers the $((N - 1)) others"
+for ((i = 1; i <= N; i++)); do
+	for ((t = 0; t < 300; t++)); do
+		[ "$(ups $i)" = $((N - 1)) ] && break
+		sleep 0.2
+	done
+	[ "$(ups $i)" = $((N - 1)) ] ||
+		fail "host $i has $(ups $i) peers up of $((N - 1))"
+done
+for ((i = 1; i <= N; i++)); do
+	check_eq "$(npeers $i)" $N "peer table entries on host $i"
+done
+
+pretty "" "2% loss and reordering on every link, both ways"
+netem_links "loss 2% delay 1ms reorder 10% 50%"
+
+pretty "" "all to all: $COUNT messages of up to 3000 bytes per ordered pair"
+go=$(mktemp -u)
+outs=$(mktemp -d)
+at_exit "rm -rf $go $outs"
+pids=()
+for ((i = 1; i <= N; i++)); do
+	bg nsx $i "$RDM" mesh -p $PORT -N 1-$N -s $i -n $COUNT -m 0 -M 3000 \
+		-S $i -t 600 -g "$go" >"$outs/$i" 2>&1
+	pids+=($!)
+done
+for ((i = 1; i <= N; i++)); do
+	wait_bound $i $PORT
+done
+retx0=0
+for ((i = 1; i <= N; i++)); do
+	retx0=$((retx0 + $(stat $i retransmit_frames)))
+done
+t0=$(date +%s)
+touch "$go"
+for ((i = 1; i <= N; i++)); do
+	wait "${pids[i - 1]}" || {
+		cat "$outs/$i" >&2
+		fail "host $i: the mesh did not complete"
+	}
+	check_match "$(cat "$outs/$i")" "recv: $((COUNT * (N - 1))) msgs, [0-9]+ bytes from $((N - 1)) sources in [0-9]+ ms, 0 errors" \
+		"host $i's messages received"
+done
+retx=0
+for ((i = 1; i <= N; i++)); do
+	retx=$((retx + $(stat $i retransmit_frames)))
+done
+log "$((COUNT * N * (N - 1))) messages in $(($(date +%s) - t0)) s, $((retx - retx0)) frames retransmitted"
+[ $((retx - retx0)) -gt 0 ] || fail "no frame was retransmitted: the links lost nothing"
+
+netem_clear
+for ((i = 1; i <= N; i++)); do
+	check_eq "$(npeers $i)" $N "peer table entries on host $i after the mesh"
+done
+check_dmesg
+exit 0
