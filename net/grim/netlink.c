@@ -96,8 +96,7 @@ static struct grim_ni *grim_nl_ni_get(struct genl_info *info)
 	return ni;
 }
 
-static int grim_nl_put_stats(struct sk_buff *skb, const atomic_long_t *stats,
-			     int n)
+static int grim_nl_put_stats(struct sk_buff *skb, const u64 *stats, int n)
 {
 	struct nlattr *nest;
 	int i;
@@ -107,8 +106,7 @@ static int grim_nl_put_stats(struct sk_buff *skb, const atomic_long_t *stats,
 		if (!nest)
 			return -EMSGSIZE;
 		if (nla_put_string(skb, GRIM_A_STAT_NAME, grim_stat_names[i]) ||
-		    nla_put_u64_64bit(skb, GRIM_A_STAT_VALUE,
-				      atomic_long_read(&stats[i]),
+		    nla_put_u64_64bit(skb, GRIM_A_STAT_VALUE, stats[i],
 				      GRIM_A_STAT_PAD)) {
 			nla_nest_cancel(skb, nest);
 			return -EMSGSIZE;
@@ -161,8 +159,12 @@ static int grim_nl_fill_link(struct sk_buff *skb, const struct grim_ni *ni,
 	    nla_put_u8(skb, GRIM_A_DATA_CRC, READ_ONCE(ni->data_crc)) ||
 	    nla_put_u32(skb, GRIM_A_NPEERS, READ_ONCE(ni->npeers)))
 		return -EMSGSIZE;
-	if (stats)
-		return grim_nl_put_stats(skb, ni->stats, GRIM_STAT_MAX);
+	if (stats) {
+		u64 v[GRIM_STAT_MAX];
+
+		grim_ni_read_stats(ni, v);
+		return grim_nl_put_stats(skb, v, GRIM_STAT_MAX);
+	}
 	return 0;
 }
 
@@ -356,8 +358,14 @@ static int grim_nl_fill_peer(struct sk_buff *skb, struct grim_peer *peer,
 	    nla_put_u32(skb, GRIM_A_PEER_TX_STREAMS, peer->ntx) ||
 	    nla_put_u32(skb, GRIM_A_PEER_RX_STREAMS, peer->nrx))
 		return -EMSGSIZE;
-	if (stats)
-		return grim_nl_put_stats(skb, peer->stats, GRIM_PEER_STATS);
+	if (stats) {
+		u64 v[GRIM_PEER_STATS];
+		int i;
+
+		for (i = 0; i < GRIM_PEER_STATS; i++)
+			v[i] = atomic_long_read(&peer->stats[i]);
+		return grim_nl_put_stats(skb, v, GRIM_PEER_STATS);
+	}
 	return 0;
 }
 

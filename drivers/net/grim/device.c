@@ -100,25 +100,45 @@ static netdev_tx_t grim_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	return NETDEV_TX_OK;
 }
 
+/* Sum the NI's per-CPU counters into @out[GRIM_STAT_MAX]. */
+void grim_ni_read_stats(const struct grim_ni *ni, u64 *out)
+{
+	u64 v[GRIM_STAT_MAX];
+	unsigned int start;
+	int cpu, i;
+
+	memset(out, 0, sizeof(v));
+	for_each_possible_cpu(cpu) {
+		const struct grim_pcpu_stats *st = per_cpu_ptr(ni->stats, cpu);
+
+		do {
+			start = u64_stats_fetch_begin(&st->syncp);
+			for (i = 0; i < GRIM_STAT_MAX; i++)
+				v[i] = u64_stats_read(&st->c[i]);
+		} while (u64_stats_fetch_retry(&st->syncp, start));
+		for (i = 0; i < GRIM_STAT_MAX; i++)
+			out[i] += v[i];
+	}
+}
+
 static void grim_get_stats64(struct net_device *dev,
 			     struct rtnl_link_stats64 *s)
 {
 	struct grim_ni *ni = netdev_priv(dev);
-	long drops = 0;
+	u64 v[GRIM_STAT_MAX], drops = 0;
 	int i;
 
-	s->tx_packets = atomic_long_read(&ni->stats[GRIM_STAT_TX_MSGS]);
-	s->tx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_TX_BYTES]);
-	s->rx_packets = atomic_long_read(&ni->stats[GRIM_STAT_RX_MSGS]);
-	s->rx_bytes = atomic_long_read(&ni->stats[GRIM_STAT_RX_BYTES]);
+	grim_ni_read_stats(ni, v);
+	s->tx_packets = v[GRIM_STAT_TX_MSGS];
+	s->tx_bytes = v[GRIM_STAT_TX_BYTES];
+	s->rx_packets = v[GRIM_STAT_RX_MSGS];
+	s->rx_bytes = v[GRIM_STAT_RX_BYTES];
 	for (i = GRIM_STAT_DROP_SHORT; i <= GRIM_STAT_DROP_UNPROVEN; i++)
-		drops += atomic_long_read(&ni->stats[i]);
+		drops += v[i];
 	s->rx_dropped = drops;
-	s->rx_crc_errors = atomic_long_read(&ni->stats[GRIM_STAT_DROP_CSUM]);
-	s->rx_errors = s->rx_crc_errors +
-		       atomic_long_read(&ni->stats[GRIM_STAT_DROP_LENGTH]);
-	s->tx_errors = atomic_long_read(&ni->stats[GRIM_STAT_TX_ERRORS]) +
-		       atomic_long_read(&ni->stats[GRIM_STAT_MSG_FAILED]);
+	s->rx_crc_errors = v[GRIM_STAT_DROP_CSUM];
+	s->rx_errors = s->rx_crc_errors + v[GRIM_STAT_DROP_LENGTH];
+	s->tx_errors = v[GRIM_STAT_TX_ERRORS] + v[GRIM_STAT_MSG_FAILED];
 	s->tx_dropped = dev->stats.tx_dropped;
 }
 
@@ -145,7 +165,19 @@ static int grim_get_iflink(const struct net_device *dev)
 	return ni->lower->ifindex;
 }
 
+/* Before the device is registered; grim_destructor() frees it, also when
+ * registration fails after this.
+ */
+static int grim_dev_init(struct net_device *dev)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+
+	ni->stats = netdev_alloc_pcpu_stats(struct grim_pcpu_stats);
+	return ni->stats ? 0 : -ENOMEM;
+}
+
 static const struct net_device_ops grim_netdev_ops = {
+	.ndo_init		= grim_dev_init,
 	.ndo_open		= grim_open,
 	.ndo_stop		= grim_stop,
 	.ndo_start_xmit		= grim_start_xmit,
@@ -180,11 +212,7 @@ static void grim_get_strings(struct net_device *dev, u32 sset, u8 *buf)
 static void grim_get_ethtool_stats(struct net_device *dev,
 				   struct ethtool_stats *stats, u64 *data)
 {
-	struct grim_ni *ni = netdev_priv(dev);
-	int i;
-
-	for (i = 0; i < GRIM_STAT_MAX; i++)
-		data[i] = atomic_long_read(&ni->stats[i]);
+	grim_ni_read_stats(netdev_priv(dev), data);
 }
 
 /* NI queue sizes: TX is the window, the frames each stream may have in
@@ -266,6 +294,8 @@ static void grim_destructor(struct net_device *dev)
 	if (ni->lower_held)
 		netdev_put(ni->lower, &ni->lower_tracker);
 	ni->lower_held = false;
+	free_percpu(ni->stats);
+	ni->stats = NULL;
 }
 
 static void grim_setup(struct net_device *dev)

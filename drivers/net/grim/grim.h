@@ -18,6 +18,7 @@
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/types.h>
+#include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 #include <net/grim.h>
 #include <uapi/linux/grim.h>
@@ -280,6 +281,14 @@ struct grim_auth_info {
 	u64 pn;
 };
 
+/* The NI's counters, one set per CPU: every stream and frame counts, on
+ * every CPU, and a shared counter would be a cache line they all write.
+ */
+struct grim_pcpu_stats {
+	u64_stats_t c[GRIM_STAT_MAX];
+	struct u64_stats_sync syncp;
+};
+
 struct grim_ni {
 	struct net_device *dev;		/* the grim netdev */
 	/* The Ethernet device we run on, held from newlink until the NI's
@@ -327,7 +336,7 @@ struct grim_ni {
 	struct grim_key __rcu *tx_key;
 	u32 auth_boot;
 	atomic64_t auth_pn;
-	atomic_long_t stats[GRIM_STAT_MAX];
+	struct grim_pcpu_stats __percpu *stats;
 };
 
 /* A frame queued on a tx stream: its sequence and, on the last frame of
@@ -346,21 +355,27 @@ struct grim_frame_cb {
 
 #define GRIM_FRAME_CB(skb) ((struct grim_frame_cb *)(skb)->cb)
 
-static inline void grim_count(struct grim_ni *ni, struct grim_peer *peer,
-			      enum grim_stat s)
-{
-	atomic_long_inc(&ni->stats[s]);
-	if (peer && s < GRIM_PEER_STATS)
-		atomic_long_inc(&peer->stats[s]);
-}
-
 static inline void grim_count_add(struct grim_ni *ni, struct grim_peer *peer,
 				  enum grim_stat s, long v)
 {
-	atomic_long_add(v, &ni->stats[s]);
+	struct grim_pcpu_stats *st = get_cpu_ptr(ni->stats);
+	unsigned long flags;
+
+	flags = u64_stats_update_begin_irqsave(&st->syncp);
+	u64_stats_add(&st->c[s], v);
+	u64_stats_update_end_irqrestore(&st->syncp, flags);
+	put_cpu_ptr(ni->stats);
 	if (peer && s < GRIM_PEER_STATS)
 		atomic_long_add(v, &peer->stats[s]);
 }
+
+static inline void grim_count(struct grim_ni *ni, struct grim_peer *peer,
+			      enum grim_stat s)
+{
+	grim_count_add(ni, peer, s, 1);
+}
+
+void grim_ni_read_stats(const struct grim_ni *ni, u64 *out);
 
 /* Sequence and generation arithmetic, modulo 2^32. */
 static inline bool grim_seq_before(u32 a, u32 b)
