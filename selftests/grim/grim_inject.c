@@ -42,6 +42,9 @@
  *   hello       valid CRC and cluster: broadcast hellos that claim node
  *               PORT, with a newer NI generation than the sniffed one,
  *               from another source MAC (02:00:00:00:ee:ee)
+ *   churn       valid CRC, cluster 0: one broadcast hello from each of
+ *               COUNT node ids from PORT on, WAIT_MS apart, each from a
+ *               MAC of its own (no template needed)
  *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
  *               DSTMAC has acknowledged them all, then WAIT_MS more, and
  *               send them again unchanged, twice
@@ -270,7 +273,7 @@ static void usage(void)
 		"       capture flood rehello\n"
 		"       cluster notours\n"
 		"       badtype unknownpeer stale frag reasm hello probe macflip replay\n"
-		"       sack\n");
+		"       sack churn\n");
 	exit(2);
 }
 
@@ -1021,6 +1024,53 @@ static uint32_t clock_gen(uint32_t off)
 }
 
 /*
+ * churn: COUNT node ids come and go.  One broadcast hello claims each of
+ * nodes PORT .. PORT + COUNT - 1 in turn, WAIT_MS apart, each from a MAC
+ * of its own (02:00:ee plus the node id's low 24 bits), in cluster 0 (no
+ * template): every NI on the segment takes each as a new peer that is
+ * never heard again.
+ */
+static void mode_churn(void)
+{
+	static uint8_t f[256];
+	struct grim_link_hdr *lh;
+	struct grim_hello *h;
+	uint32_t node;
+	size_t flen;
+	int k;
+
+	if (!port) {
+		fprintf(stderr, "churn: -p NODE (the first node id) is required\n");
+		exit(2);
+	}
+	printf("churn: %d node ids from %u, one hello each, %d ms apart\n",
+	       count, port, wait_ms);
+	for (k = 0; k < count; k++) {
+		node = port + k;
+		smac[0] = 2;
+		smac[1] = 0;
+		smac[2] = 0xee;
+		smac[3] = node >> 16;
+		smac[4] = node >> 8;
+		smac[5] = node;
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_HELLO, sizeof(*h),
+						   &flen);
+		lh->src_node = htonl(node);
+		lh->dst_node = htonl(GRIM_NODE_ANY);
+		lh->src_gen = htonl(clock_gen(0));
+		lh->dst_gen = 0;
+		h = (struct grim_hello *)(lh + 1);
+		h->flags = 0;
+		h->hello_ms = htonl(1000);
+		h->age_ms = htonl(1);
+		seal((uint8_t *)lh, flen - ETH_HLEN);
+		xmit(f, flen, C_MAX);
+		usleep(wait_ms * 1000);
+	}
+}
+
+
+/*
  * probe: COUNT unicast probes claiming the template's sender, from
  * another MAC (or from -M SRCMAC, the real NI's for one), with a newer
  * session generation, WAIT_MS after the template was seen (or once
@@ -1638,6 +1688,7 @@ static const struct {
 	{ "hello", mode_hello },
 	{ "probe", mode_probe },
 	{ "macflip", mode_macflip },
+	{ "churn", mode_churn },
 	{ "replay", mode_replay },
 	{ "sack", mode_sack },
 };

@@ -10,10 +10,14 @@
  * -D uses MSG_DONTWAIT and counts EAGAINs; -i sleeps GAP_US after each
  * message.
  *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF] [-g]
+ *                 [-T SECONDS]
  *
  * -g allows a sender's sequence to skip messages (that failed at the
  * sender): each one is printed as "missing PORT:SEQ" and counts toward
- * TOTAL, which the last message sent must then close.
+ * TOTAL, which the last message sent must then close.  -T receives for
+ * SECONDS from the first message on, whatever TOTAL, and reports the
+ * bytes of every source ("recv:   source NODE:PORT: N msgs in order,
+ * B bytes").
  *   grim_rdm duplex -d NODE -p PORT -P PEERPORT [-n COUNT] [-m MIN] [-M MAX]
  *                   [-S SEED] [-t TIMEOUT_S] [-g GO_FILE]
  *   grim_rdm mesh -p PORT -N FIRST-LAST -s SELF [-n COUNT] [-m MIN]
@@ -326,6 +330,7 @@ again:
 
 struct src {
 	uint32_t node, port, seed, next;
+	uint64_t bytes;
 };
 
 /* recv -g: a sender's sequence may skip messages (they failed at the
@@ -423,6 +428,7 @@ static int recv_check(int fd, struct checker *ck)
 	}
 	ck->got++;
 	ck->bytes += n;
+	s->bytes += n;
 	return ck->errors > 10 ? -1 : 1;
 }
 
@@ -434,20 +440,22 @@ static void checker_report(struct checker *ck, uint64_t t0)
 	       ck->got, (unsigned long long)ck->bytes, ck->nsrc,
 	       (unsigned long long)(now_ms() - t0), ck->errors);
 	for (i = 0; i < ck->nsrc; i++)
-		printf("recv:   source %u:%u: %u msgs in order\n",
-		       ck->srcs[i].node, ck->srcs[i].port, ck->srcs[i].next);
+		printf("recv:   source %u:%u: %u msgs in order, %llu bytes\n",
+		       ck->srcs[i].node, ck->srcs[i].port, ck->srcs[i].next,
+		       (unsigned long long)ck->srcs[i].bytes);
 }
 
 static int do_recv(int argc, char **argv)
 {
 	int timeout_s = 60, slow_us = 0, rcvbuf = 0, opt, fd, rc;
 	static struct checker ck;
-	uint64_t t0, deadline;
-	uint32_t total = 0;
+	uint64_t t0, deadline, t_first = 0;
+	uint32_t total = 0, for_s = 0;
 	uint16_t port = 0;
 
-	while ((opt = getopt(argc, argv, "p:n:t:s:r:g")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:t:s:r:gT:")) != -1) {
 		switch (opt) {
+		case 'T': for_s = strtoul(optarg, NULL, 0); break;
 		case 'p': port = strtoul(optarg, NULL, 0); break;
 		case 'n': total = strtoul(optarg, NULL, 0); break;
 		case 't': timeout_s = atoi(optarg); break;
@@ -469,11 +477,20 @@ static int do_recv(int argc, char **argv)
 	deadline = t0 + timeout_s * 1000ull;
 
 	/* With gaps allowed, -n counts messages received or missing. */
-	while (ck.got + missing < total) {
+	while (for_s || ck.got + missing < total) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int left = (int)(deadline - now_ms());
 
+		if (for_s && ck.got && !t_first) {
+			t_first = now_ms();
+			deadline = t_first + for_s * 1000ull;
+			left = (int)(deadline - now_ms());
+		}
+		if (for_s && t_first && left <= 0)
+			break;
 		if (left <= 0 || poll(&p, 1, left) <= 0) {
+			if (for_s && t_first)
+				break;
 			printf("recv: timeout after %u of %u msgs\n", ck.got,
 			       total);
 			return 1;
@@ -484,7 +501,7 @@ static int do_recv(int argc, char **argv)
 		if (rc && slow_us)
 			usleep(slow_us);
 	}
-	checker_report(&ck, t0);
+	checker_report(&ck, t_first ? t_first : t0);
 	if (gaps_ok)
 		printf("recv: %u missing\n", missing);
 	return ck.errors ? 1 : 0;

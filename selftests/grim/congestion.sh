@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Many senders, one slow bottleneck: goodput near the bottleneck's rate,
+# shared fairly, nothing lost or doubled.
+#
+# 8 senders on 4 hosts stream 4000-byte messages to one socket on host 5,
+# whose switch port is a token bucket (tc tbf) at RATE, a tenth or less of
+# what each sender's own link carries, with a short queue: frames beyond
+# it are dropped, as a switch port's would be.  Over SECS seconds the
+# receiver must get at least 80% of RATE in payload, every sender's
+# messages exactly once and in order (by content), and no sender starved:
+# Jain's fairness index over the senders' bytes at least 0.9.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd python3 tc
+require_grim
+require_mod sch_tbf
+
+RATE_BIT=4000000	# 4 Mbit/s: 500,000 bytes a second
+SECS=20
+SIZE=4000
+
+pretty "" "4 sending hosts and a receiver behind a ${RATE_BIT} bit/s token bucket"
+setup_hosts 5
+grim_cluster 5
+for i in 1 2 3 4; do
+	wait_peer_up $i 5
+done
+tc -n "$SWITCH_NS" qdisc add dev p5 root tbf rate "${RATE_BIT}bit" \
+	burst 16kb latency 50ms || fail "tbf"
+
+out=$(mktemp)
+at_exit "rm -f $out"
+bg nsx 5 "$RDM" recv -p 100 -n 100000000 -T $SECS -t 120 >"$out" 2>&1
+r=$!
+wait_bound 5 100
+for i in 1 2 3 4; do
+	for k in 1 2; do
+		bg nsx $i "$RDM" send -d 5 -p 100 -n 100000000 -m $SIZE -M $SIZE \
+			-S $((10 * i + k)) -E
+	done
+done
+wait $r || {
+	cat "$out" >&2
+	fail "the receiver found messages lost, doubled or damaged"
+}
+log "$(grep -v '^recv: listening' "$out")"
+log "host 5's port: $(tc -s -n "$SWITCH_NS" qdisc show dev p5 | grep -o 'dropped [0-9]*')"
+res=$(python3 - "$out" $RATE_BIT $SECS <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+rate = int(sys.argv[2]) / 8
+secs = int(sys.argv[3])
+b = [int(x) for x in re.findall(r"source \d+:\d+: \d+ msgs in order, (\d+) bytes", text)]
+if len(b) != 8:
+    print("senders %d" % len(b))
+    sys.exit(0)
+good = sum(b) / secs / rate
+jain = sum(b) ** 2 / (len(b) * sum(x * x for x in b)) if sum(b) else 0
+print("goodput %.3f jain %.3f" % (good, jain))
+EOF
+)
+log "$res (goodput as a share of the bucket's rate)"
+set -- $res
+[ "$1" = goodput ] || fail "not every sender was heard: $res"
+python3 -c "import sys; sys.exit(0 if $2 >= 0.8 else 1)" ||
+	fail "goodput $2 of the bucket's rate, below 0.8"
+python3 -c "import sys; sys.exit(0 if $4 >= 0.9 else 1)" ||
+	fail "Jain's fairness index $4, below 0.9"
+check_dmesg
+exit 0
