@@ -19,6 +19,7 @@ require_root
 require_cmd ethtool python3
 require_grim
 require_grim_tool
+require_ip_grim
 
 INJECT=$(dirname "$0")/grim_inject
 HELLO_MS=200
