@@ -562,15 +562,17 @@ static bool grim_peer_crossed(const struct grim_peer *peer,
  * most every GRIM_RESYNC_GAP.  A peer that finds a generation of its own
  * there newer than its own starts past it (grim_peer_overtake()); one that
  * finds ours newer than it held resets; for one that only had old frames
- * in flight, the probe is news of nothing.  Peer lock.
+ * in flight, the probe is news of nothing.  With @ask, the peer answers
+ * with a probe of its own in any case.  Peer lock.
  */
-static void grim_peer_resync(struct grim_ni *ni, struct grim_peer *peer)
+static void grim_peer_resync(struct grim_ni *ni, struct grim_peer *peer,
+			     bool ask)
 {
 	if (ni->tentative || peer->dead || !peer->rgen ||
 	    time_before(jiffies, peer->resynced + GRIM_RESYNC_GAP))
 		return;
 	peer->resynced = jiffies;
-	grim_send_probe(ni, peer, false);
+	grim_send_probe(ni, peer, ask);
 }
 
 /* Validate the session fields of a DATA/ACK/NACK frame.  Peer lock held.
@@ -581,7 +583,7 @@ bool grim_peer_check_session(struct grim_ni *ni, struct grim_peer *peer,
 	if (peer->dead || peer->state == GRIM_PEER_DOWN ||
 	    ntohl(lh->dst_gen) != peer->lgen ||
 	    !grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen))) {
-		grim_peer_resync(ni, peer);
+		grim_peer_resync(ni, peer, false);
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		return false;
 	}
@@ -666,8 +668,12 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 		ahead = true;
 	} else if (!(probe ? grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen)) :
 			     grim_peer_learn_base(ni, peer, ntohl(lh->src_gen)))) {
-		if (probe)
-			grim_peer_resync(ni, peer);
+		/* A broadcast hello with an older base than the one we
+		 * hold: an old frame, or the real NI after a forged hello
+		 * took its place.  Its hellos no longer keep it alive here;
+		 * its answer to a probe does, if it holds our session.
+		 */
+		grim_peer_resync(ni, peer, !probe);
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE);
 		goto out;
 	}
