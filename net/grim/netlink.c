@@ -157,7 +157,9 @@ static int grim_nl_fill_link(struct sk_buff *skb, const struct grim_ni *ni,
 	    nla_put_u32(skb, GRIM_A_RTO_MS, READ_ONCE(ni->rto_ms)) ||
 	    nla_put_u32(skb, GRIM_A_WINDOW, READ_ONCE(ni->window)) ||
 	    nla_put_u8(skb, GRIM_A_DATA_CRC, READ_ONCE(ni->data_crc)) ||
-	    nla_put_u32(skb, GRIM_A_NPEERS, READ_ONCE(ni->npeers)))
+	    nla_put_u32(skb, GRIM_A_NPEERS, READ_ONCE(ni->npeers)) ||
+	    nla_put_u32(skb, GRIM_A_TX_STREAMS, atomic_read(&ni->ntxs)) ||
+	    nla_put_u32(skb, GRIM_A_RX_STREAMS, atomic_read(&ni->nrxs)))
 		return -EMSGSIZE;
 	if (stats) {
 		u64 v[GRIM_STAT_MAX];

@@ -175,7 +175,7 @@ static void seal(uint8_t *lhp, size_t len)
 enum ctr {
 	C_TRUNC, C_MAGIC, C_VERSION, C_LENGTH, C_CSUM, C_CLUSTER, C_NOT_OURS,
 	C_UNKNOWN_PEER, C_STALE, C_TYPE, C_FRAG, C_MSG, C_NO_EP, C_DUP, C_BAD_ACK,
-	C_MAX
+	C_STALE_STREAM, C_REPLAYED, C_MAX
 };
 
 static const struct {
@@ -197,6 +197,9 @@ static const struct {
 	[C_NO_EP]	 = { "rx_drop_no_endpoint", 1 },
 	[C_BAD_ACK]	 = { "rx_drop_bad_ack", 1 },
 	[C_DUP]		 = { "rx_duplicate_frames", 1 },
+	[C_STALE_STREAM] = { "rx_drop_stale_stream", 1 },
+	/* inject.sh: rx_duplicate_frames + rx_drop_stale_stream */
+	[C_REPLAYED]	 = { "rx_dup_or_stale", 1 },
 };
 
 static unsigned long expect[C_MAX];
@@ -866,8 +869,8 @@ static void mode_stale(void)
  * header claiming a @msglen byte message comes first.
  */
 static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
-			 uint32_t seq, uint8_t flags, uint16_t offset,
-			 uint32_t msglen, size_t plen)
+			 uint32_t inc, uint32_t seq, uint8_t flags,
+			 uint16_t offset, uint32_t msglen, size_t plen)
 {
 	uint8_t *p = eth_init(f);
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)p;
@@ -882,8 +885,11 @@ static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
 	cm->src_chan = htons(schan);
 	cm->dst_chan = htons(dchan);
 	cm->seq = htonl(seq);
+	cm->inc = htonl(inc);
 	fh->offset = htons(offset);
 	fh->check = 0;
+	fh->ack = 0;
+	fh->ack_inc = 0;
 	if (flags & GRIM_FF_FIRST) {
 		struct grim_msg_hdr *mh = (struct grim_msg_hdr *)(p + len);
 		uint32_t words = (msglen + 3) / 4, corr = words * 4 - msglen;
@@ -903,12 +909,28 @@ static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
 	return ETH_HLEN + len;
 }
 
+/*
+ * An incarnation for a stream the tool makes up: new to the receiver.
+ * Real senders count theirs up from 1; these start far past that, and
+ * later runs start past earlier ones (the clock, in seconds).  The
+ * receiver's real peer then renumbers its next new stream once.
+ */
+static uint32_t fresh_inc(void)
+{
+	static uint32_t next;
+
+	if (!next)
+		next = 0x10000000u + (((uint32_t)time(NULL) & 0xfffff) << 8);
+	return next++;
+}
+
 static void mode_frag(void)
 {
 	static uint8_t f[4096];
 	/* Below the ephemeral ports: no real stream uses these channels. */
 	uint16_t base = 0x1000 + (rnd() % 0x1000) * 4;
 	uint16_t noep = 0xfff0 - (rnd() % 0x100);
+	uint32_t inc;
 	size_t flen;
 	int k;
 
@@ -921,35 +943,41 @@ static void mode_frag(void)
 	       base, base + 2, port, noep);
 
 	/* A: fragments of no message (nothing started on a fresh stream). */
+	inc = fresh_inc();
 	for (k = 0; k < count; k++) {
-		flen = data_frame(f, base, port, 0, k % 2 ? GRIM_FF_LAST : 0,
-				  100 + k, 0, 64 + rnd() % 512);
+		flen = data_frame(f, base, port, inc, 0,
+				  k % 2 ? GRIM_FF_LAST : 0, 100 + k, 0,
+				  64 + rnd() % 512);
 		xmit(f, flen, C_FRAG);
 	}
 
 	/*
-	 * B: a message of 1000 bytes to a port nobody listens on, first
-	 * fragment 200 bytes (consumed quietly), then bad second fragments:
-	 * wrong offset, overrunning the message, LAST short of it.
+	 * B: a message of 1000 bytes to a port nobody listens on.  Its
+	 * first fragment, 200 bytes, makes no stream state: the receiver
+	 * rejects the incarnation.  Then bad second fragments (wrong
+	 * offset, overrunning the message, LAST short of it) are stale.
 	 */
-	flen = data_frame(f, base + 1, noep, 0, GRIM_FF_FIRST, 0, 1000, 200);
+	inc = fresh_inc();
+	flen = data_frame(f, base + 1, noep, inc, 0, GRIM_FF_FIRST, 0, 1000,
+			  200);
 	xmit(f, flen, C_NO_EP);
 	for (k = 0; k < count; k++) {
 		switch (k % 3) {
 		case 0:
-			flen = data_frame(f, base + 1, noep, 1, 0,
+			flen = data_frame(f, base + 1, noep, inc, 1, 0,
 					  k % 6 ? 0 : 204 + k, 0, 300);
 			break;
 		case 1:
-			flen = data_frame(f, base + 1, noep, 1, 0, 200, 0,
+			flen = data_frame(f, base + 1, noep, inc, 1, 0, 200, 0,
 					  801 + rnd() % 200);
 			break;
 		case 2:
-			flen = data_frame(f, base + 1, noep, 1, GRIM_FF_LAST, 200,
-					  0, 100 + rnd() % 700);
+			flen = data_frame(f, base + 1, noep, inc, 1,
+					  GRIM_FF_LAST, 200, 0,
+					  100 + rnd() % 700);
 			break;
 		}
-		xmit(f, flen, C_FRAG);
+		xmit(f, flen, C_STALE_STREAM);
 	}
 
 	/*
@@ -957,23 +985,25 @@ static void mode_frag(void)
 	 * about the length: shorter than the fragment, or a single-fragment
 	 * message (FIRST|LAST) that claims more or fewer bytes than it has.
 	 */
+	inc = fresh_inc();
 	for (k = 0; k < count; k++) {
 		size_t plen = 40 + rnd() % 400;
 
 		switch (k % 3) {
 		case 0:
-			flen = data_frame(f, base + 2, port, 0,
+			flen = data_frame(f, base + 2, port, inc, 0,
 					  GRIM_FF_FIRST | GRIM_FF_LAST, 0,
 					  plen + 1 + rnd() % 1000, plen);
 			break;
 		case 1:
-			flen = data_frame(f, base + 2, port, 0,
+			flen = data_frame(f, base + 2, port, inc, 0,
 					  GRIM_FF_FIRST | GRIM_FF_LAST, 0,
 					  plen - 1 - rnd() % 40, plen);
 			break;
 		case 2:
-			flen = data_frame(f, base + 2, port, 0, GRIM_FF_FIRST, 0,
-					  plen - 1 - rnd() % 40, plen);
+			flen = data_frame(f, base + 2, port, inc, 0,
+					  GRIM_FF_FIRST, 0, plen - 1 - rnd() % 40,
+					  plen);
 			break;
 		}
 		xmit(f, flen, C_MSG);
@@ -1205,8 +1235,8 @@ static void mode_reasm(void)
 	printf("reasm: %d messages never completed, streams from channels %u..%u to %u\n",
 	       count, base, base + count - 1, port);
 	for (k = 0; k < count; k++) {
-		flen = data_frame(f, base + k, port, 0, GRIM_FF_FIRST, 0, 64000,
-				  1000);
+		flen = data_frame(f, base + k, port, fresh_inc(), 0,
+				  GRIM_FF_FIRST, 0, 64000, 1000);
 		xmit(f, flen, C_MAX);
 	}
 }
@@ -1289,11 +1319,11 @@ static void mode_replay(void)
 			       ntohl(lh->src_node), ntohl(lh->dst_node),
 			       ntohs(cm->src_chan), ntohs(cm->dst_chan),
 			       ntohl(cm->seq), lh->flags, ntohs(lh->len));
-		xmit(fr[i].data, fr[i].len, C_DUP);
+		xmit(fr[i].data, fr[i].len, C_REPLAYED);
 	}
 	/* And once more, in reverse order. */
 	for (i = got - 1; i >= 0; i--)
-		xmit(fr[i].data, fr[i].len, C_DUP);
+		xmit(fr[i].data, fr[i].len, C_REPLAYED);
 }
 
 /* ---- an attacker on the segment: capture, then flood ---------------------------- */
@@ -1587,9 +1617,10 @@ static void mode_flood(void)
 				dch = c == F_DATA ? ntohs(cm->dst_chan) : 1 + rnd() % 0xfffe;
 				seq = c == F_DATA ? ntohl(cm->seq) + rnd() % 8 : 0;
 				bit = 16 + rnd() % 200;
-				len = data_frame(f, sch, dch, seq,
-						 GRIM_FF_FIRST | GRIM_FF_LAST, 0,
-						 bit, bit) - ETH_HLEN;
+				len = data_frame(f, sch, dch,
+						 c == F_DATA ? ntohl(cm->inc) : rnd(),
+						 seq, GRIM_FF_FIRST | GRIM_FF_LAST,
+						 0, bit, bit) - ETH_HLEN;
 				memcpy(eh->h_source, mac, ETH_ALEN);
 				break;
 			case F_NEWPEER: {

@@ -32,6 +32,17 @@
  * does not read), prints "wedged", then blocks in one more send, to
  * OTHER:PORT, and reports how that send ended.
  *
+ *   grim_rdm echo -p PORT [-t SECONDS]
+ *   grim_rdm churn -d NODE -p PORT -n COUNT [-j JOBS] [-S SEED]
+ *                  [-t TIMEOUT_S]
+ *
+ * echo sends every message it receives on PORT back to its sender, for
+ * SECONDS (default 600) or until killed.  churn makes COUNT sockets, in
+ * JOBS processes at once: each binds an ephemeral port, sends one request
+ * to NODE:PORT, checks that the answer is the request (bytes, length and
+ * source) and closes.  Any error, a wrong answer or none within TIMEOUT_S
+ * fails it; it prints "churn: N round trips ok".
+ *
  * errq sends COUNT messages, alternating between PORT and PORT2 when -q is
  * given (each port's messages numbered 0, 1, ... in arg[0], so that a
  * receiver on either sees an unbroken sequence), then reads its socket's
@@ -57,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
@@ -920,6 +932,165 @@ static int do_errq(int argc, char **argv)
 	return 0;
 }
 
+static int do_echo(int argc, char **argv)
+{
+	static uint8_t buf[GRIM_MAX_PAYLOAD];
+	struct sockaddr_grim from;
+	unsigned int secs = 600;
+	uint16_t port = 0;
+	uint64_t end, n = 0;
+	socklen_t fl;
+	ssize_t r;
+	int opt, fd;
+
+	while ((opt = getopt(argc, argv, "p:t:")) != -1) {
+		switch (opt) {
+		case 'p':
+			port = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			secs = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!port)
+		return 2;
+	fd = open_sock(port, 4 << 20);
+	end = now_ms() + secs * 1000ull;
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		fl = sizeof(from);
+		r = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+			     &fl);
+		if (r < 0) {
+			perror("echo: recvfrom");
+			return 1;
+		}
+		if (sendto(fd, buf, r, 0, (struct sockaddr *)&from, fl) != r) {
+			perror("echo: sendto");
+			return 1;
+		}
+		n++;
+	}
+	printf("echo: %llu messages answered\n", (unsigned long long)n);
+	return 0;
+}
+
+/* One short-lived socket: a request to @node:@port and its echo. */
+static int churn_one(uint32_t node, uint16_t port, uint32_t seed,
+		     uint32_t i, int timeout_s)
+{
+	uint8_t req[512], ans[600];
+	struct sockaddr_grim to = {
+		.sgrim_family = AF_GRIM, .sgrim_node = node, .sgrim_port = port,
+	};
+	struct sockaddr_grim from;
+	struct pollfd pfd;
+	uint32_t len = 16 + (seed + i * 2654435761u) % 400;
+	socklen_t fl = sizeof(from);
+	ssize_t r;
+	int fd, err = 0;
+
+	fill(req, len, seed, i);
+	fd = open_sock(0, 0);
+	if (bind(fd, (struct sockaddr *)&(struct sockaddr_grim){
+			.sgrim_family = AF_GRIM }, sizeof(to))) {
+		fprintf(stderr, "churn %u: bind: %s\n", i, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	if (sendto(fd, req, len, 0, (struct sockaddr *)&to, sizeof(to)) !=
+	    (ssize_t)len) {
+		fprintf(stderr, "churn %u: sendto: %s\n", i, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, timeout_s * 1000) != 1) {
+		fprintf(stderr, "churn %u: no answer in %d s\n", i, timeout_s);
+		err = 1;
+		goto out;
+	}
+	r = recvfrom(fd, ans, sizeof(ans), 0, (struct sockaddr *)&from, &fl);
+	if (r < 0) {
+		fprintf(stderr, "churn %u: recvfrom: %s\n", i, strerror(errno));
+		err = 1;
+	} else if (r != (ssize_t)len || memcmp(ans, req, len) ||
+		   from.sgrim_node != node || from.sgrim_port != port) {
+		fprintf(stderr, "churn %u: wrong answer (%zd bytes from %u:%u)\n",
+			i, r, from.sgrim_node, from.sgrim_port);
+		err = 1;
+	}
+out:
+	close(fd);
+	return err;
+}
+
+static int do_churn(int argc, char **argv)
+{
+	uint32_t node = 0, count = 0, seed = 1, jobs = 1, j, i;
+	int opt, timeout_s = 60, status, bad = 0;
+	uint16_t port = 0;
+	uint64_t t0 = now_ms();
+	pid_t pid;
+
+	while ((opt = getopt(argc, argv, "d:p:n:j:S:t:")) != -1) {
+		switch (opt) {
+		case 'd':
+			node = strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			port = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		case 'j':
+			jobs = strtoul(optarg, NULL, 0);
+			break;
+		case 'S':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			timeout_s = atoi(optarg);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!node || !port || !count || !jobs)
+		return 2;
+	for (j = 0; j < jobs; j++) {
+		pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 2;
+		}
+		if (pid)
+			continue;
+		for (i = j; i < count; i += jobs)
+			if (churn_one(node, port, seed, i, timeout_s))
+				_exit(1);
+		_exit(0);
+	}
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	if (bad) {
+		fprintf(stderr, "churn: %d of %u jobs failed\n", bad, jobs);
+		return 1;
+	}
+	printf("churn: %u round trips ok in %llu ms\n", count,
+	       (unsigned long long)(now_ms() - t0));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -942,6 +1113,10 @@ int main(int argc, char **argv)
 		return do_pattern(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "errq"))
 		return do_errq(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "echo"))
+		return do_echo(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "churn"))
+		return do_churn(argc - 1, argv + 1);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return 2;
 }

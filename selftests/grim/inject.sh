@@ -52,6 +52,9 @@ stats() {
 	while read -r k v; do
 		[[ $k == *: ]] && _s[${k%:}]=$v
 	done < <(nsx 2 ethtool -S grim0)
+	# A replayed frame is a duplicate while its stream lives, and stale
+	# once the stream was closed: either way it is not taken.
+	_s[rx_dup_or_stale]=$((_s[rx_duplicate_frames] + _s[rx_drop_stale_stream]))
 }
 
 # inject MODE [ARGS...]: one class of frames from host 1 to host 2, then

@@ -441,6 +441,8 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		juint("tx_key", at.tb[GRIM_A_KEY_TX_ID] ?
 			       mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]) : 0);
 		juint("peers", u32a(&at, GRIM_A_NPEERS));
+		juint("tx_streams", u32a(&at, GRIM_A_TX_STREAMS));
+		juint("rx_streams", u32a(&at, GRIM_A_RX_STREAMS));
 		if (show_stats)
 			print_stats(&at);
 		jclose('}');
@@ -454,6 +456,9 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		       u32a(&at, GRIM_A_HELLO_MS), u32a(&at, GRIM_A_DEAD_MS),
 		       u32a(&at, GRIM_A_RTO_MS), u32a(&at, GRIM_A_WINDOW),
 		       data_crc, u32a(&at, GRIM_A_NPEERS));
+		printf("    streams: tx %" PRIu64 " rx %" PRIu64 "\n",
+		       u32a(&at, GRIM_A_TX_STREAMS),
+		       u32a(&at, GRIM_A_RX_STREAMS));
 		if (at.tb[GRIM_A_KEY_TX_ID] &&
 		    mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]))
 			printf("    authenticated: key %u\n",

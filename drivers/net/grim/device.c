@@ -8,6 +8,7 @@
 #include <linux/ethtool.h>
 #include <linux/if_arp.h>
 #include <linux/netdevice.h>
+#include <linux/rhashtable.h>
 #include <linux/rtnetlink.h>
 #include <net/rtnetlink.h>
 
@@ -73,6 +74,15 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_AUTH_CHALLENGES] = "tx_auth_challenges",
 	[GRIM_STAT_AUTH_NEW_RUNS] = "rx_auth_new_runs",
 	[GRIM_STAT_DROP_BAD_MAC] = "rx_drop_bad_mac",
+	[GRIM_STAT_TX_STREAMS_OPENED] = "tx_streams_opened",
+	[GRIM_STAT_TX_STREAMS_CLOSED] = "tx_streams_closed",
+	[GRIM_STAT_RX_STREAMS_OPENED] = "rx_streams_opened",
+	[GRIM_STAT_RX_STREAMS_CLOSED] = "rx_streams_closed",
+	[GRIM_STAT_TX_CLOSES] = "tx_closes",
+	[GRIM_STAT_STREAM_REJECTS] = "tx_stream_rejects",
+	[GRIM_STAT_STREAM_RENUMBERS] = "stream_renumbers",
+	[GRIM_STAT_DROP_STALE_STREAM] = "rx_drop_stale_stream",
+	[GRIM_STAT_DROP_NO_STREAM] = "rx_drop_no_stream",
 };
 
 static int grim_open(struct net_device *dev)
@@ -171,9 +181,21 @@ static int grim_get_iflink(const struct net_device *dev)
 static int grim_dev_init(struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
+	int err;
 
 	ni->stats = netdev_alloc_pcpu_stats(struct grim_pcpu_stats);
-	return ni->stats ? 0 : -ENOMEM;
+	if (!ni->stats)
+		return -ENOMEM;
+	err = rhashtable_init(&ni->txs_ht, &grim_txs_params);
+	if (err)
+		return err;
+	err = rhashtable_init(&ni->rxs_ht, &grim_rxs_params);
+	if (err) {
+		rhashtable_destroy(&ni->txs_ht);
+		return err;
+	}
+	ni->tables = true;
+	return 0;
 }
 
 static const struct net_device_ops grim_netdev_ops = {
@@ -259,17 +281,15 @@ static int grim_count_ep(const struct grim_sock_info *si, void *arg)
 	return 0;
 }
 
-/* Logical channels: every bound endpoint has one, and an NI keeps up to
- * GRIM_MAX_STREAMS streams per peer and direction.
- */
+/* Logical channels: every bound endpoint has one, named by its port. */
 static void grim_get_channels(struct net_device *dev,
 			      struct ethtool_channels *ch)
 {
 	u32 n = 0;
 
 	grim_sock_walk(dev_net(dev), 0, grim_count_ep, &n);
-	ch->max_other = GRIM_MAX_STREAMS;
-	ch->other_count = min_t(u32, n, GRIM_MAX_STREAMS);
+	ch->max_other = U16_MAX;
+	ch->other_count = min_t(u32, n, U16_MAX);
 }
 
 static const struct ethtool_ops grim_ethtool_ops = {
@@ -296,6 +316,12 @@ static void grim_destructor(struct net_device *dev)
 	ni->lower_held = false;
 	free_percpu(ni->stats);
 	ni->stats = NULL;
+	if (ni->tables) {
+		/* Empty: the NI stopped, and freed every stream. */
+		rhashtable_destroy(&ni->txs_ht);
+		rhashtable_destroy(&ni->rxs_ht);
+		ni->tables = false;
+	}
 }
 
 static void grim_setup(struct net_device *dev)
@@ -322,6 +348,8 @@ static void grim_setup(struct net_device *dev)
 	timer_setup(&ni->hello_timer, grim_hello_timer, 0);
 	INIT_LIST_HEAD(&ni->reap);
 	INIT_WORK(&ni->reap_work, grim_ni_reap_work);
+	spin_lock_init(&ni->reap_lock);
+	INIT_LIST_HEAD(&ni->txs_reap);
 	ni->hello_ms = GRIM_DEF_HELLO_MS;
 	ni->dead_ms = GRIM_DEF_DEAD_MS;
 	ni->rto_ms = GRIM_DEF_RTO_MS;

@@ -14,6 +14,7 @@
 
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
+#include <linux/rhashtable-types.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -28,9 +29,7 @@
 #define GRIM_DRV_VERSION	GRIM_VERSION
 
 #define GRIM_PEER_HASH_BITS	6
-#define GRIM_STREAM_HASH_BITS	5
 #define GRIM_MAX_PEERS		1024
-#define GRIM_MAX_STREAMS	4096	/* per peer and direction */
 #define GRIM_MIN_LOWER_MTU	256
 #define GRIM_ACK_EVERY		16	/* frames between ACKs inside a message */
 #define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
@@ -57,6 +56,10 @@
 #define GRIM_PEER_BURST		64
 #define GRIM_PEER_RATE		16
 #define GRIM_MAX_NI_RXS		16384
+/* Stream incarnations a receiver remembers per peer (see rx.c). */
+#define GRIM_INC_WINDOW		2048
+/* A send stream with nothing to send for this long is closed. */
+#define GRIM_STREAM_IDLE_MS	1000
 #define GRIM_MAX_KEYS		2	/* cluster keys an NI takes frames with */
 #define GRIM_AUTH_WINDOW	1024	/* frame numbers remembered per peer */
 #define GRIM_AUTH_CHAL_GAP	(HZ / 20)	/* between challenges to a peer */
@@ -129,6 +132,15 @@ enum grim_stat {
 	GRIM_STAT_AUTH_CHALLENGES,
 	GRIM_STAT_AUTH_NEW_RUNS,
 	GRIM_STAT_DROP_BAD_MAC,
+	GRIM_STAT_TX_STREAMS_OPENED,
+	GRIM_STAT_TX_STREAMS_CLOSED,
+	GRIM_STAT_RX_STREAMS_OPENED,
+	GRIM_STAT_RX_STREAMS_CLOSED,
+	GRIM_STAT_TX_CLOSES,
+	GRIM_STAT_STREAM_REJECTS,
+	GRIM_STAT_STREAM_RENUMBERS,
+	GRIM_STAT_DROP_STALE_STREAM,
+	GRIM_STAT_DROP_NO_STREAM,
 	GRIM_STAT_MAX
 };
 
@@ -144,12 +156,31 @@ enum grim_peer_state {
 
 struct grim_ni;
 
-/* Sender side of one stream: this NI's src_chan to the peer's dst_chan. */
-struct grim_txs {
-	struct hlist_node link;
-	struct grim_peer *peer;
+/* What finds a stream in the NI's tables: the peer's node id and the
+ * stream's channels, as they lie in struct grim_txs and grim_rxs.
+ */
+struct grim_skey {
+	u32 node;
 	u16 src_chan;
 	u16 dst_chan;
+};
+
+/* Sender side of one stream: this NI's src_chan to the peer's dst_chan.
+ * Made by the first message sent on it, found through ni->txs_ht, and
+ * closed after GRIM_STREAM_IDLE_MS with nothing to send (tx.c).
+ */
+struct grim_txs {
+	struct rhash_head hnode;	/* ni->txs_ht */
+	struct list_head plink;		/* peer->txs_list, then ni->txs_reap */
+	struct grim_peer *peer;
+	u32 node;		/* with the channels: the key, grim_skey */
+	u16 src_chan;
+	u16 dst_chan;
+	u32 inc;		/* incarnation, never 0 */
+	unsigned long idle_since;	/* jiffies: the last frame was ACKed */
+	bool closing;		/* CLOSE sent, waiting for CLOSED */
+	bool reaped;		/* unhashed: freed by the reap work */
+	struct rcu_head rcu;
 	u32 next_seq;		/* sequence of the next frame queued */
 	u32 snd_una;		/* oldest unacknowledged frame */
 	u32 snd_nxt;		/* next frame to (re)transmit */
@@ -193,12 +224,19 @@ enum grim_rx_state {
 	GRIM_RX_DISCARD,	/* taking its frames, to reject it at the last */
 };
 
-/* Receiver side of one stream: the peer's src_chan to our dst_chan. */
+/* Receiver side of one stream: the peer's src_chan to our dst_chan.
+ * Made by a frame of a new incarnation for a bound endpoint, freed by
+ * the sender's CLOSE (rx.c).
+ */
 struct grim_rxs {
-	struct hlist_node link;
+	struct rhash_head hnode;	/* ni->rxs_ht */
+	struct list_head plink;		/* peer->rxs_list */
 	struct grim_peer *peer;
+	u32 node;		/* with the channels: the key, grim_skey */
 	u16 src_chan;
 	u16 dst_chan;
+	u32 inc;		/* the incarnation taken */
+	struct rcu_head rcu;
 	u32 rcv_nxt;		/* next expected frame */
 	u8 state;		/* enum grim_rx_state */
 	u8 reason;		/* DISCARD, rejected: enum grim_reject_reason */
@@ -242,8 +280,14 @@ struct grim_peer {
 	struct list_head ack_list;	/* rx streams owing a delayed ACK */
 	struct list_head reasm_list;	/* rx streams reassembling */
 	struct timer_list ack_timer;	/* sends them */
-	struct hlist_head txs[1 << GRIM_STREAM_HASH_BITS];
-	struct hlist_head rxs[1 << GRIM_STREAM_HASH_BITS];
+	struct list_head txs_list;	/* our streams to the peer */
+	struct list_head rxs_list;	/* its streams to us */
+	u32 tx_inc;			/* the last incarnation drawn */
+	/* Incarnations of its streams seen in this session: bit i of
+	 * @rx_inc_seen is @rx_inc_max - i; older ones count as seen.
+	 */
+	u32 rx_inc_max;
+	unsigned long rx_inc_seen[GRIM_INC_WINDOW / BITS_PER_LONG];
 	/* With a cluster key: the run of the peer's NI whose frames we take
 	 * (0: none yet), the frame numbers seen from it (bit i of @auth_seen:
 	 * @auth_pn_max - i), our challenge to the peer, which a frame of a
@@ -321,6 +365,15 @@ struct grim_ni {
 	unsigned int peer_tokens;	/* new peers hellos may still make */
 	unsigned long peer_refill;	/* jiffies: tokens last added */
 	atomic_t nrxs;			/* rx streams of all peers */
+	atomic_t ntxs;			/* tx streams of all peers */
+	struct rhashtable txs_ht;	/* grim_txs by grim_skey */
+	struct rhashtable rxs_ht;	/* grim_rxs by grim_skey */
+	/* Closed tx streams, freed by reap_work once their timers are
+	 * stopped.  A leaf lock.
+	 */
+	spinlock_t reap_lock;
+	struct list_head txs_reap;
+	bool tables;			/* the two tables were made */
 	struct list_head reap;		/* peers unlinked, to be freed */
 	struct work_struct reap_work;	/* ... after a grace period */
 	struct grim_peer *self;
@@ -453,6 +506,11 @@ void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm, u16 reason, u32 from);
 void grim_peer_push_all(struct grim_peer *peer);
 void grim_peer_lower_mtu(struct grim_peer *peer);
+void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
+			const struct grim_ctl_msg *cm);
+void grim_txs_unhash(struct grim_txs *txs);
+void grim_ni_reap_txs(struct grim_ni *ni);
+extern const struct rhashtable_params grim_txs_params;
 
 /* rx.c */
 void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
@@ -465,6 +523,11 @@ void grim_ack_timer(struct timer_list *t);
 void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout);
 void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 		   const struct grim_ctl_msg *cm);
+void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
+		   const struct grim_ctl_msg *cm);
+void grim_rxs_free(struct grim_rxs *rxs);
+void grim_peer_inc_reset(struct grim_peer *peer);
+extern const struct rhashtable_params grim_rxs_params;
 
 /* auth.c */
 static inline bool grim_ni_keyed(const struct grim_ni *ni)

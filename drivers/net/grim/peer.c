@@ -101,6 +101,8 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	peer->last_rx = jiffies;
 	INIT_LIST_HEAD(&peer->ack_list);
 	INIT_LIST_HEAD(&peer->reasm_list);
+	INIT_LIST_HEAD(&peer->txs_list);
+	INIT_LIST_HEAD(&peer->rxs_list);
 	timer_setup(&peer->ack_timer, grim_ack_timer, 0);
 	return peer;
 }
@@ -158,21 +160,32 @@ out:
 }
 
 /* Forget all stream state of a session, failing what was not yet
- * acknowledged.  Streams stay allocated (their timers may be running);
- * they restart at sequence 0 in the next session.  Peer lock held.
+ * acknowledged.  Send streams stay allocated (their timers may be
+ * running) and restart at sequence 0, under a new incarnation, in the
+ * next session; receive streams and the incarnations seen go.  Peer
+ * lock held.
  */
 void grim_peer_flush(struct grim_peer *peer, int err)
 {
+	struct grim_rxs *rxs, *rtmp;
 	struct grim_txs *txs;
-	struct grim_rxs *rxs;
-	int i;
 
-	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
-		hlist_for_each_entry(txs, &peer->txs[i], link)
-			grim_txs_fail(txs, err);
-	for (i = 0; i < ARRAY_SIZE(peer->rxs); i++)
-		hlist_for_each_entry(rxs, &peer->rxs[i], link)
-			grim_rxs_reset(rxs);
+	list_for_each_entry(txs, &peer->txs_list, plink)
+		grim_txs_fail(txs, err);
+	list_for_each_entry_safe(rxs, rtmp, &peer->rxs_list, plink)
+		grim_rxs_free(rxs);
+	grim_peer_inc_reset(peer);
+}
+
+/* Take every stream of @peer out of the NI's tables, for good: the peer
+ * is dead.  Peer lock held.
+ */
+static void grim_peer_unhash_streams(struct grim_peer *peer)
+{
+	struct grim_txs *txs;
+
+	list_for_each_entry(txs, &peer->txs_list, plink)
+		grim_txs_unhash(txs);
 }
 
 /* Take @peer out of the NI: its messages fail with @err, nothing finds
@@ -182,14 +195,9 @@ void grim_peer_flush(struct grim_peer *peer, int err)
  */
 void grim_peer_unlink(struct grim_ni *ni, struct grim_peer *peer, int err)
 {
-	struct grim_txs *txs;
-	int i;
-
 	peer->dead = true;
 	grim_peer_flush(peer, err);
-	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
-		hlist_for_each_entry(txs, &peer->txs[i], link)
-			txs->dead = true;
+	grim_peer_unhash_streams(peer);
 	hlist_del_rcu(&peer->link);
 	ni->npeers--;
 }
@@ -201,9 +209,14 @@ void grim_ni_reap_work(struct work_struct *work)
 	struct grim_peer *peer, *tmp;
 	LIST_HEAD(gone);
 
+	/* Peers first: the tx streams a peer closed before it was
+	 * unlinked are then all on ni->txs_reap, and their timers are
+	 * stopped before the peer they lock is freed.
+	 */
 	spin_lock_bh(&ni->lock);
 	list_splice_init(&ni->reap, &gone);
 	spin_unlock_bh(&ni->lock);
+	grim_ni_reap_txs(ni);
 	if (list_empty(&gone))
 		return;
 	synchronize_rcu();
@@ -827,24 +840,19 @@ int grim_ni_start(struct grim_ni *ni)
 	return 0;
 }
 
+/* Free an unlinked peer, a grace period after its streams were
+ * unhashed: its receive streams went with its last flush.
+ */
 void grim_peer_free(struct grim_peer *peer)
 {
-	struct hlist_node *tmp;
-	struct grim_txs *txs;
-	struct grim_rxs *rxs;
-	int i;
+	struct grim_txs *txs, *tmp;
 
 	del_timer_sync(&peer->ack_timer);
-	atomic_sub(peer->nrx, &peer->ni->nrxs);
-	for (i = 0; i < ARRAY_SIZE(peer->txs); i++) {
-		hlist_for_each_entry_safe(txs, tmp, &peer->txs[i], link) {
-			del_timer_sync(&txs->timer);
-			kfree(txs);
-		}
+	WARN_ON_ONCE(!list_empty(&peer->rxs_list));
+	list_for_each_entry_safe(txs, tmp, &peer->txs_list, plink) {
+		del_timer_sync(&txs->timer);
+		kfree(txs);
 	}
-	for (i = 0; i < ARRAY_SIZE(peer->rxs); i++)
-		hlist_for_each_entry_safe(rxs, tmp, &peer->rxs[i], link)
-			kfree(rxs);
 	kfree(peer);
 }
 
@@ -855,9 +863,8 @@ void grim_ni_stop(struct grim_ni *ni)
 {
 	struct grim_peer *peer;
 	struct hlist_node *tmp;
-	struct grim_txs *txs;
 	HLIST_HEAD(gone);
-	int i, j;
+	int i;
 
 	spin_lock_bh(&ni->lock);
 	WRITE_ONCE(ni->running, false);
@@ -872,12 +879,13 @@ void grim_ni_stop(struct grim_ni *ni)
 			spin_lock_bh(&peer->lock);
 			peer->dead = true;
 			grim_peer_flush(peer, -ENETDOWN);
-			for (j = 0; j < ARRAY_SIZE(peer->txs); j++)
-				hlist_for_each_entry(txs, &peer->txs[j], link)
-					txs->dead = true;
+			grim_peer_unhash_streams(peer);
 			spin_unlock_bh(&peer->lock);
 		}
 	}
+	/* No stream closes any more: free those that did. */
+	flush_work(&ni->reap_work);
+	grim_ni_reap_txs(ni);
 	/* Senders find peers under RCU; peers themselves go after a grace
 	 * period, their streams now: nothing reaches those past ->dead.
 	 */

@@ -26,8 +26,9 @@
  * frames, on a closed gap, on duplicates and when the sender asks (its
  * window is full) it goes at once.
  */
-#include <linux/hash.h>
+#include <linux/bitmap.h>
 #include <linux/netdevice.h>
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
 
 #include "grim.h"
@@ -35,50 +36,268 @@
 
 #define GRIM_RX_SEQ(skb) (*(u32 *)(skb)->cb)
 
-static u32 grim_rxs_key(u16 src_chan, u16 dst_chan)
-{
-	return hash_32(((u32)src_chan << 16) | dst_chan, GRIM_STREAM_HASH_BITS);
-}
+static_assert(offsetof(struct grim_rxs, src_chan) ==
+	      offsetof(struct grim_rxs, node) + offsetof(struct grim_skey, src_chan));
+static_assert(offsetof(struct grim_rxs, dst_chan) ==
+	      offsetof(struct grim_rxs, node) + offsetof(struct grim_skey, dst_chan));
 
+const struct rhashtable_params grim_rxs_params = {
+	.key_len = sizeof(struct grim_skey),
+	.key_offset = offsetof(struct grim_rxs, node),
+	.head_offset = offsetof(struct grim_rxs, hnode),
+	.automatic_shrinking = true,
+};
+
+/* The receive stream @src_chan (the peer's) to @dst_chan (ours), if this
+ * NI holds one.  Peer lock held.
+ */
 struct grim_rxs *grim_rxs_find(struct grim_peer *peer, u16 src_chan,
 			       u16 dst_chan)
 {
+	struct grim_skey key = {
+		.node = peer->node, .src_chan = src_chan, .dst_chan = dst_chan,
+	};
 	struct grim_rxs *rxs;
 
-	hlist_for_each_entry(rxs, &peer->rxs[grim_rxs_key(src_chan, dst_chan)],
-			     link) {
-		if (rxs->src_chan == src_chan && rxs->dst_chan == dst_chan)
-			return rxs;
-	}
-	return NULL;
+	rxs = rhashtable_lookup_fast(&peer->ni->rxs_ht, &key, grim_rxs_params);
+	return rxs && rxs->peer == peer ? rxs : NULL;
 }
 
-static struct grim_rxs *grim_rxs_get(struct grim_peer *peer, u16 src_chan,
-				     u16 dst_chan)
+/* Incarnations.  A receiver takes each incarnation of a peer's streams
+ * at most once in a session.  It remembers the newest one it saw and,
+ * of the GRIM_INC_WINDOW before it, which it saw; anything older counts
+ * as seen.  A frame of an incarnation seen before, whose stream is gone,
+ * is stale: it can neither make state nor reach a newer incarnation of
+ * the same channels, whatever its sequence number.
+ */
+static bool grim_inc_fresh(const struct grim_peer *peer, u32 inc)
 {
-	struct grim_rxs *rxs = grim_rxs_find(peer, src_chan, dst_chan);
+	u32 back;
 
-	if (rxs)
-		return rxs;
-	if (peer->nrx >= GRIM_MAX_STREAMS)
+	if (!inc)
+		return false;
+	if (!peer->rx_inc_max || grim_seq_after(inc, peer->rx_inc_max))
+		return true;
+	back = peer->rx_inc_max - inc;
+	return back < GRIM_INC_WINDOW && !test_bit(back, peer->rx_inc_seen);
+}
+
+/* Record @inc as seen, for good.  Peer lock held. */
+static void grim_inc_burn(struct grim_peer *peer, u32 inc)
+{
+	u32 shift;
+
+	if (!peer->rx_inc_max || grim_seq_after(inc, peer->rx_inc_max)) {
+		shift = peer->rx_inc_max ? inc - peer->rx_inc_max :
+					   GRIM_INC_WINDOW;
+		if (shift >= GRIM_INC_WINDOW)
+			bitmap_zero(peer->rx_inc_seen, GRIM_INC_WINDOW);
+		else
+			bitmap_shift_left(peer->rx_inc_seen, peer->rx_inc_seen,
+					  shift, GRIM_INC_WINDOW);
+		peer->rx_inc_max = inc;
+		__set_bit(0, peer->rx_inc_seen);
+		return;
+	}
+	if (peer->rx_inc_max - inc < GRIM_INC_WINDOW)
+		__set_bit(peer->rx_inc_max - inc, peer->rx_inc_seen);
+}
+
+/* A new session: incarnations start over.  Peer lock held. */
+void grim_peer_inc_reset(struct grim_peer *peer)
+{
+	peer->rx_inc_max = 0;
+	bitmap_zero(peer->rx_inc_seen, GRIM_INC_WINDOW);
+}
+
+static void grim_rxs_purge_ooo(struct grim_rxs *rxs);
+static void grim_rxs_idle(struct grim_rxs *rxs);
+
+/* Forget a receive stream.  Peer lock held. */
+void grim_rxs_free(struct grim_rxs *rxs)
+{
+	struct grim_peer *peer = rxs->peer;
+	struct grim_ni *ni = peer->ni;
+
+	grim_rxs_idle(rxs);
+	grim_rxs_purge_ooo(rxs);
+	list_del_init(&rxs->ack_link);
+	rhashtable_remove_fast(&ni->rxs_ht, &rxs->hnode, grim_rxs_params);
+	list_del(&rxs->plink);
+	peer->nrx--;
+	atomic_dec(&ni->nrxs);
+	grim_count(ni, NULL, GRIM_STAT_RX_STREAMS_CLOSED);
+	kfree_rcu(rxs, rcu);
+}
+
+/* A stream for incarnation @inc, in place of none.  NULL when the NI has
+ * no room for it.  Peer lock held.
+ */
+static struct grim_rxs *grim_rxs_new(struct grim_peer *peer, u16 src_chan,
+				     u16 dst_chan, u32 inc)
+{
+	struct grim_ni *ni = peer->ni;
+	struct grim_rxs *rxs;
+
+	if (peer->dead)
 		return NULL;
-	if (atomic_inc_return(&peer->ni->nrxs) > GRIM_MAX_NI_RXS)
+	if (atomic_inc_return(&ni->nrxs) > GRIM_MAX_NI_RXS)
 		goto full;
 	rxs = kzalloc(sizeof(*rxs), GFP_ATOMIC);
 	if (!rxs)
 		goto full;
 	rxs->peer = peer;
+	rxs->node = peer->node;
 	rxs->src_chan = src_chan;
 	rxs->dst_chan = dst_chan;
+	rxs->inc = inc;
 	__skb_queue_head_init(&rxs->ooo);
 	INIT_LIST_HEAD(&rxs->ack_link);
 	INIT_LIST_HEAD(&rxs->reasm_link);
-	hlist_add_head(&rxs->link, &peer->rxs[grim_rxs_key(src_chan, dst_chan)]);
+	if (rhashtable_lookup_insert_fast(&ni->rxs_ht, &rxs->hnode,
+					  grim_rxs_params)) {
+		kfree(rxs);
+		goto full;
+	}
+	list_add_tail(&rxs->plink, &peer->rxs_list);
 	peer->nrx++;
+	grim_count(ni, NULL, GRIM_STAT_RX_STREAMS_OPENED);
 	return rxs;
 full:
-	atomic_dec(&peer->ni->nrxs);
+	atomic_dec(&ni->nrxs);
 	return NULL;
+}
+
+/* A stateless REJECT of the whole incarnation of the stream @cm is
+ * about, with @reason (include/uapi/linux/grim.h).  Peer lock held.
+ */
+static void grim_send_stream_reject(struct grim_ni *ni, struct grim_peer *peer,
+				    const struct grim_ctl_msg *cm, u16 reason)
+{
+	struct grim_ctl_msg *rcm;
+	struct grim_reject *r;
+	struct sk_buff *skb;
+
+	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN + sizeof(*r));
+	if (!skb)
+		return;
+	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
+			   GRIM_FT_REJECT, 0, 0);
+	rcm = skb_put(skb, sizeof(*rcm));
+	rcm->src_chan = cm->dst_chan;
+	rcm->dst_chan = cm->src_chan;
+	rcm->seq = cm->seq;
+	rcm->inc = cm->inc;
+	r = skb_put(skb, sizeof(*r));
+	r->reason = htons(reason);
+	r->reserved = 0;
+	/* With STALE, the newest incarnation seen: the sender's next one
+	 * must be past it to be taken.
+	 */
+	r->from = reason == GRIM_REJ_STALE ? htonl(peer->rx_inc_max) : cm->seq;
+	grim_frame_finish(skb);
+	grim_count(ni, peer, GRIM_STAT_TX_REJECTS);
+	grim_count(ni, peer, GRIM_STAT_STREAM_REJECTS);
+	grim_xmit(ni, peer, skb);
+}
+
+/* Whether @rxs may give way to a newer incarnation: between messages,
+ * holding nothing, and not waiting on a refusal.
+ */
+static bool grim_rxs_quiet(const struct grim_rxs *rxs)
+{
+	return (rxs->state == GRIM_RX_IDLE && skb_queue_empty(&rxs->ooo) &&
+		!rxs->refused) || rxs->rejected;
+}
+
+/* The stream a DATA or ABORT frame of incarnation @cm->inc belongs to,
+ * made if the incarnation is new.  NULL if the frame is not to be taken;
+ * its sender has then been told why if it must be (stale incarnation, no
+ * room, nobody bound).  Peer lock held.
+ */
+static struct grim_rxs *grim_rxs_open(struct grim_ni *ni,
+				      struct grim_peer *peer,
+				      const struct grim_ctl_msg *cm)
+{
+	u16 src = ntohs(cm->src_chan), dst = ntohs(cm->dst_chan);
+	u32 inc = ntohl(cm->inc);
+	struct grim_rxs *rxs;
+	struct grim_ep *ep;
+
+	rxs = grim_rxs_find(peer, src, dst);
+	if (rxs && rxs->inc == inc)
+		return rxs;
+	if (!grim_inc_fresh(peer, inc)) {
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+		grim_send_stream_reject(ni, peer, cm, GRIM_REJ_STALE);
+		return NULL;
+	}
+	if (rxs) {
+		/* The sender moved on to a new incarnation: the old one
+		 * gives way once it holds nothing.  Until then the new
+		 * one's frames are dropped, and sent again.
+		 */
+		if (!grim_rxs_quiet(rxs)) {
+			grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+			return NULL;
+		}
+		grim_rxs_free(rxs);
+	}
+	/* No state for a port nobody is bound to. */
+	ep = grim_ep_get(dev_net(ni->dev), dst);
+	if (!ep) {
+		grim_inc_burn(peer, inc);
+		grim_count(ni, peer, GRIM_STAT_DROP_NO_EP);
+		grim_send_stream_reject(ni, peer, cm, GRIM_REJ_UNBOUND);
+		return NULL;
+	}
+	grim_ep_put(ep);
+	rxs = grim_rxs_new(peer, src, dst, inc);
+	grim_inc_burn(peer, inc);
+	if (!rxs) {
+		grim_count(ni, peer, GRIM_STAT_DROP_NO_STREAM);
+		grim_send_stream_reject(ni, peer, cm, GRIM_REJ_NO_STREAM);
+	}
+	return rxs;
+}
+
+/* A CLOSE: the sender is done with the incarnation, everything before
+ * ctl_msg.seq acknowledged.  Forget the stream if we took exactly that,
+ * and say so; say so too if it is gone already.  Peer lock held.
+ */
+void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
+		   const struct grim_ctl_msg *cm)
+{
+	u32 inc = ntohl(cm->inc), seq = ntohl(cm->seq);
+	struct grim_rxs *rxs;
+	struct grim_ctl_msg *rcm;
+	struct sk_buff *skb;
+
+	rxs = grim_rxs_find(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
+	if (rxs && rxs->inc == inc) {
+		bool done = rxs->rejected ? seq == rxs->rcv_nxt + 1 :
+			    rxs->state == GRIM_RX_IDLE && !rxs->refused &&
+			    skb_queue_empty(&rxs->ooo) && seq == rxs->rcv_nxt;
+
+		if (!done)
+			return;	/* frames still on the way: it repeats */
+		grim_rxs_free(rxs);
+	} else if (grim_inc_fresh(peer, inc)) {
+		/* Never took any of it: it never will. */
+		grim_inc_burn(peer, inc);
+	}
+	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN);
+	if (!skb)
+		return;
+	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
+			   GRIM_FT_CLOSED, 0, 0);
+	rcm = skb_put(skb, sizeof(*rcm));
+	rcm->src_chan = cm->dst_chan;
+	rcm->dst_chan = cm->src_chan;
+	rcm->seq = cm->seq;
+	rcm->inc = cm->inc;
+	grim_frame_finish(skb);
+	grim_xmit(ni, peer, skb);
 }
 
 static void grim_rxs_purge_ooo(struct grim_rxs *rxs)
@@ -173,6 +392,7 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	cm->src_chan = htons(rxs->dst_chan);
 	cm->dst_chan = htons(rxs->src_chan);
 	cm->seq = htonl(seq);
+	cm->inc = htonl(rxs->inc);
 	if (sack) {
 		/* What waits past the gap, so that only the gap is resent. */
 		skb_queue_walk(&rxs->ooo, pos) {
@@ -241,11 +461,9 @@ void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 	struct grim_rxs *rxs;
 	u8 reason;
 
-	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
-	if (!rxs) {
-		grim_count(ni, peer, GRIM_STAT_DROP_LIMIT);
+	rxs = grim_rxs_open(ni, peer, cm);
+	if (!rxs)
 		return;
-	}
 	if (!rxs->aborted || rxs->abort_to != to) {
 		/* The sender sends nothing past @to before our answer. */
 		rxs->rej_from = grim_seq_after(rxs->rcv_nxt, to) ? to + 1 :
@@ -605,14 +823,15 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		const struct grim_frag_hdr *fh = (const void *)(cm + 1);
 		struct grim_ctl_msg ack = *cm;
 
+		/* About the reverse stream, its own incarnation. */
 		ack.seq = fh->ack;
+		ack.inc = fh->ack_inc;
 		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, 0,
 				true);
 	}
 
-	rxs = grim_rxs_get(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
+	rxs = grim_rxs_open(ni, peer, cm);
 	if (!rxs) {
-		grim_count(ni, peer, GRIM_STAT_DROP_LIMIT);
 		kfree_skb(skb);
 		return;
 	}

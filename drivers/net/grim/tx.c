@@ -38,56 +38,157 @@
  * a clone; a retransmission sends a copy with a private, refreshed head.
  */
 #include <linux/etherdevice.h>
-#include <linux/hash.h>
 #include <linux/netdevice.h>
 #include <linux/rculist.h>
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
 
 #include "grim.h"
 #include "trace.h"
 
-static u32 grim_stream_key(u16 a, u16 b)
-{
-	return hash_32(((u32)a << 16) | b, GRIM_STREAM_HASH_BITS);
-}
+static_assert(offsetof(struct grim_txs, src_chan) ==
+	      offsetof(struct grim_txs, node) + offsetof(struct grim_skey, src_chan));
+static_assert(offsetof(struct grim_txs, dst_chan) ==
+	      offsetof(struct grim_txs, node) + offsetof(struct grim_skey, dst_chan));
+
+const struct rhashtable_params grim_txs_params = {
+	.key_len = sizeof(struct grim_skey),
+	.key_offset = offsetof(struct grim_txs, node),
+	.head_offset = offsetof(struct grim_txs, hnode),
+	.automatic_shrinking = true,
+};
 
 static void grim_txs_timer(struct timer_list *t);
+static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
+				      struct grim_peer *peer,
+				      const struct grim_ctl_msg *cm, u16 reason,
+				      u32 from);
 static void grim_txs_send_abort(struct grim_txs *txs);
 static void grim_txs_aborted(struct grim_txs *txs, u32 from);
+
+/* A new incarnation for a stream to @peer: never 0.  Peer lock held. */
+static u32 grim_peer_next_inc(struct grim_peer *peer)
+{
+	if (!++peer->tx_inc)
+		peer->tx_inc = 1;
+	return peer->tx_inc;
+}
 
 static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 			  u16 src_chan, u16 dst_chan)
 {
 	txs->peer = peer;
+	txs->node = peer->node;
 	txs->src_chan = src_chan;
 	txs->dst_chan = dst_chan;
+	txs->inc = grim_peer_next_inc(peer);
 	skb_queue_head_init(&txs->frames);
 	timer_setup(&txs->timer, grim_txs_timer, 0);
 	txs->rto_base = msecs_to_jiffies(peer->ni->rto_ms) ?: 1;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+	txs->idle_since = jiffies;
 }
 
+/* The send stream @src_chan to @dst_chan of @peer, made if @create.
+ * Peer lock held.  There is no fixed number of them: each is charged to
+ * the sender's memory cgroup, and closed after it idles.
+ */
 static struct grim_txs *grim_txs_get(struct grim_peer *peer, u16 src_chan,
 				     u16 dst_chan, bool create)
 {
-	struct hlist_head *head = &peer->txs[grim_stream_key(src_chan, dst_chan)];
+	struct grim_skey key = {
+		.node = peer->node, .src_chan = src_chan, .dst_chan = dst_chan,
+	};
+	struct grim_ni *ni = peer->ni;
 	struct grim_txs *txs;
 
-	hlist_for_each_entry(txs, head, link) {
-		if (txs->src_chan == src_chan && txs->dst_chan == dst_chan)
-			return txs;
-	}
-	if (!create || peer->ntx >= GRIM_MAX_STREAMS)
+	txs = rhashtable_lookup_fast(&ni->txs_ht, &key, grim_txs_params);
+	if (txs)
+		return txs->peer == peer ? txs : NULL;
+	if (!create || peer->dead)
 		return NULL;
 	/* Made by a sender (process context): charged to its cgroup. */
 	txs = kzalloc(sizeof(*txs), GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!txs)
 		return NULL;
 	grim_txs_init(txs, peer, src_chan, dst_chan);
-	hlist_add_head(&txs->link, head);
+	if (rhashtable_lookup_insert_fast(&ni->txs_ht, &txs->hnode,
+					  grim_txs_params)) {
+		kfree(txs);
+		return NULL;
+	}
+	list_add_tail(&txs->plink, &peer->txs_list);
 	peer->ntx++;
+	atomic_inc(&ni->ntxs);
+	grim_count(ni, NULL, GRIM_STAT_TX_STREAMS_OPENED);
 	return txs;
+}
+
+/* Take @txs out of the NI's table and the peer's list (peer dying or
+ * stopping; the peer's free stops its timer and frees it).  Peer lock.
+ */
+void grim_txs_unhash(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+
+	if (txs->reaped)
+		return;
+	txs->dead = true;
+	txs->reaped = true;
+	rhashtable_remove_fast(&peer->ni->txs_ht, &txs->hnode,
+			       grim_txs_params);
+	atomic_dec(&peer->ni->ntxs);
+	grim_count(peer->ni, NULL, GRIM_STAT_TX_STREAMS_CLOSED);
+}
+
+/* The stream is closed: unhash it and have the reap work stop its timer
+ * and free it.  Peer lock held; the peer is alive.
+ */
+static void grim_txs_reap(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+
+	grim_txs_unhash(txs);
+	list_del(&txs->plink);
+	peer->ntx--;
+	spin_lock(&ni->reap_lock);
+	list_add_tail(&txs->plink, &ni->txs_reap);
+	spin_unlock(&ni->reap_lock);
+	schedule_work(&ni->reap_work);
+}
+
+/* Stop the timers of, and free, the closed tx streams (process
+ * context).  Their peers are still alive: see grim_ni_reap_work().
+ */
+void grim_ni_reap_txs(struct grim_ni *ni)
+{
+	struct grim_txs *txs, *tmp;
+	LIST_HEAD(gone);
+
+	spin_lock_bh(&ni->reap_lock);
+	list_splice_init(&ni->txs_reap, &gone);
+	spin_unlock_bh(&ni->reap_lock);
+	list_for_each_entry_safe(txs, tmp, &gone, plink) {
+		del_timer_sync(&txs->timer);
+		kfree_rcu(txs, rcu);
+	}
+}
+
+/* Nothing left to send: the stream starts idling.  Peer lock held. */
+static void grim_txs_now_idle(struct grim_txs *txs)
+{
+	txs->idle_since = jiffies;
+	if (!txs->dead && !timer_pending(&txs->timer))
+		mod_timer(&txs->timer, jiffies +
+			  msecs_to_jiffies(GRIM_STREAM_IDLE_MS));
+}
+
+/* Whether the stream has nothing to send or to wait for. */
+static bool grim_txs_is_idle(const struct grim_txs *txs)
+{
+	return skb_queue_empty(&txs->frames) && !txs->aborting;
 }
 
 /* Feed the RTT estimator (Jacobson/Karels, in jiffies) and derive the
@@ -144,6 +245,8 @@ static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 		txs->snd_nxt = seq;
 	if (txs->skip && grim_seq_after(seq, txs->skip_seq))
 		txs->skip = false;	/* the receiver took the skip */
+	if (newest && skb_queue_empty(&txs->frames))
+		grim_txs_now_idle(txs);
 }
 
 /* The message that frame @skb (unlinked, its last frame) completes, as
@@ -199,13 +302,18 @@ static void grim_frame_fail(struct grim_txs *txs, struct sk_buff *skb,
 	grim_ep_tx_failed(msg, &cb, len, err);
 }
 
-/* Fail everything queued; restart the stream at sequence 0. */
+/* Fail everything queued; restart the stream at sequence 0, under a new
+ * incarnation.
+ */
 void grim_txs_fail(struct grim_txs *txs, int err)
 {
 	struct sk_buff *skb;
 
 	while ((skb = __skb_dequeue(&txs->frames)))
 		grim_frame_fail(txs, skb, err);
+	txs->inc = grim_peer_next_inc(txs->peer);
+	txs->closing = false;
+	grim_txs_now_idle(txs);
 	txs->send_head = NULL;
 	txs->next_seq = 0;
 	txs->snd_una = 0;
@@ -271,6 +379,7 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 		lh->xflags |= GRIM_XF_SKIP;
 		lh->flags &= ~GRIM_FF_ACK;
 		fh->ack = htonl(txs->skip_from);
+		fh->ack_inc = 0;
 		return;
 	}
 	lh->xflags &= ~GRIM_XF_SKIP;
@@ -278,10 +387,12 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 	if (rev) {
 		lh->flags |= GRIM_FF_ACK;
 		fh->ack = htonl(rev->rcv_nxt);
+		fh->ack_inc = htonl(rev->inc);
 		grim_rxs_acked(rev);
 	} else {
 		lh->flags &= ~GRIM_FF_ACK;
 		fh->ack = 0;
+		fh->ack_inc = 0;
 	}
 }
 
@@ -444,11 +555,9 @@ void grim_txs_push(struct grim_txs *txs)
 void grim_peer_push_all(struct grim_peer *peer)
 {
 	struct grim_txs *txs;
-	int i;
 
-	for (i = 0; i < ARRAY_SIZE(peer->txs); i++)
-		hlist_for_each_entry(txs, &peer->txs[i], link)
-			grim_txs_push(txs);
+	list_for_each_entry(txs, &peer->txs_list, plink)
+		grim_txs_push(txs);
 }
 
 /* The last frame, in @q, of the message that starts at frame @skb. */
@@ -498,6 +607,79 @@ static void grim_txs_give_up_orphans(struct grim_txs *txs)
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 }
 
+/* Tell the receiver that the stream is done: everything before
+ * next_seq was acknowledged.  Peer lock held.
+ */
+static void grim_txs_send_close(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+	struct grim_ctl_msg *cm;
+	struct sk_buff *skb;
+
+	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN);
+	if (!skb)
+		return;		/* the timer sends it again */
+	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
+			   GRIM_FT_CLOSE, 0, 0);
+	cm = skb_put(skb, sizeof(*cm));
+	cm->src_chan = htons(txs->src_chan);
+	cm->dst_chan = htons(txs->dst_chan);
+	cm->seq = htonl(txs->next_seq);
+	cm->inc = htonl(txs->inc);
+	grim_frame_finish(skb);
+	grim_count(ni, peer, GRIM_STAT_TX_CLOSES);
+	grim_xmit(ni, peer, skb);
+}
+
+/* Close an idle stream: CLOSE until the receiver answers CLOSED.  A
+ * message queued meanwhile takes the stream back (grim_ni_queue()).
+ * Peer lock held.
+ */
+static void grim_txs_close(struct grim_txs *txs)
+{
+	txs->closing = true;
+	txs->progress = jiffies;
+	txs->rto = txs->rto_base;
+	grim_txs_send_close(txs);
+	mod_timer(&txs->timer, jiffies + txs->rto);
+}
+
+/* No CLOSED yet: send CLOSE again, backing off; after dead_ms, give up
+ * and forget the stream anyway.  Nothing is lost so: nothing was
+ * pending, and a receiver that still holds the stream lets a new
+ * incarnation take its place.  Peer lock held.
+ */
+static void grim_txs_close_timer(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+
+	if (time_after(jiffies, txs->progress +
+		       msecs_to_jiffies(READ_ONCE(peer->ni->dead_ms)))) {
+		grim_txs_reap(txs);
+		return;
+	}
+	if (peer->state == GRIM_PEER_UP)
+		grim_txs_send_close(txs);
+	txs->rto = min_t(unsigned long, txs->rto * 2,
+			 msecs_to_jiffies(GRIM_MAX_RTO_MS));
+	mod_timer(&txs->timer, jiffies + txs->rto);
+}
+
+/* The receiver's answer to our CLOSE.  Peer lock held. */
+void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
+			const struct grim_ctl_msg *cm)
+{
+	struct grim_txs *txs;
+
+	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
+			   false);
+	if (!txs || !txs->closing || ntohl(cm->inc) != txs->inc ||
+	    ntohl(cm->seq) != txs->next_seq)
+		return;		/* late, or the stream was taken back */
+	grim_txs_reap(txs);
+}
+
 static void grim_txs_timer(struct timer_list *t)
 {
 	struct grim_txs *txs = from_timer(txs, t, timer);
@@ -507,6 +689,20 @@ static void grim_txs_timer(struct timer_list *t)
 	spin_lock_bh(&peer->lock);
 	if (txs->dead)
 		goto out;
+	if (txs->closing) {
+		grim_txs_close_timer(txs);
+		goto out;
+	}
+	if (grim_txs_is_idle(txs)) {
+		unsigned long due = txs->idle_since +
+				    msecs_to_jiffies(GRIM_STREAM_IDLE_MS);
+
+		if (time_before(jiffies, due))
+			mod_timer(&txs->timer, due);
+		else if (peer->state == GRIM_PEER_UP)
+			grim_txs_close(txs);
+		goto out;
+	}
 	if (txs->aborting) {
 		if (peer->state == GRIM_PEER_UP)
 			grim_txs_send_abort(txs);
@@ -566,7 +762,13 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	/* Their source channel is our destination channel. */
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
-	if (!txs || grim_seq_after(seq, txs->next_sent)) {
+	if (!txs || ntohl(cm->inc) != txs->inc) {
+		/* About a stream, or an incarnation, that is gone. */
+		if (!piggybacked)
+			grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+		return;
+	}
+	if (grim_seq_after(seq, txs->next_sent)) {
 		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
@@ -695,14 +897,19 @@ void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 	case GRIM_REJ_ABORTED:
 		err = 0;
 		break;
+	case GRIM_REJ_NO_STREAM:
+	case GRIM_REJ_UNBOUND:
+	case GRIM_REJ_STALE:
+		grim_tx_rcv_stream_reject(ni, peer, cm, reason, from);
+		return;
 	default:
 		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
-	if (!txs) {
-		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+	if (!txs || ntohl(cm->inc) != txs->inc) {
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
 		return;
 	}
 	if (!err) {
@@ -857,9 +1064,11 @@ static void grim_frame_init(struct sk_buff *skb, void *hdr,
 	cm->src_chan = htons(cb->src_port);
 	cm->dst_chan = htons(cb->dst_port);
 	cm->seq = 0;
+	cm->inc = 0;
 	fh->offset = htons(off);
 	fh->check = 0;
 	fh->ack = 0;
+	fh->ack_inc = 0;
 }
 
 /* A message that fits one frame, in a linear skb with the headroom the
@@ -942,6 +1151,7 @@ static void grim_frames_number(struct grim_txs *txs,
 		lh->dst_node = htonl(peer->node);
 		GRIM_FRAME_CB(skb)->seq = txs->next_seq;
 		cm->seq = htonl(txs->next_seq);
+		cm->inc = htonl(txs->inc);
 		if (first)
 			grim_msg_hdr_fill((struct grim_msg_hdr *)
 					  (skb->data + GRIM_DATA_HLEN), cb, len,
@@ -982,6 +1192,11 @@ static int grim_ni_queue(struct grim_ni *ni, struct sk_buff_head *frames,
 		err = -ENOBUFS;
 		goto unlock;
 	}
+	/* A stream being closed is taken back.  If the receiver forgot it
+	 * already, it says so (REJECT STALE) and the frames go again under
+	 * a new incarnation.
+	 */
+	txs->closing = false;
 	grim_frames_number(txs, frames, msg, cb, len);
 	if (!txs->send_head)
 		txs->send_head = skb_peek(frames);
@@ -1176,6 +1391,7 @@ static void grim_txs_send_abort(struct grim_txs *txs)
 	cm->src_chan = htons(txs->src_chan);
 	cm->dst_chan = htons(txs->dst_chan);
 	cm->seq = htonl(txs->abort_to);
+	cm->inc = htonl(txs->inc);
 	grim_frame_finish(skb);
 	grim_count(ni, peer, GRIM_STAT_TX_ABORTS);
 	grim_xmit(ni, peer, skb);
@@ -1269,17 +1485,140 @@ void grim_peer_lower_mtu(struct grim_peer *peer)
 {
 	struct grim_txs *txs;
 	struct grim_geom g;
-	int i;
 
 	grim_geom_get(peer->ni, &g);
 	spin_lock_bh(&peer->lock);
-	for (i = 0; i < ARRAY_SIZE(peer->txs); i++) {
-		hlist_for_each_entry(txs, &peer->txs[i], link) {
-			if (txs->dead)
-				continue;
-			grim_txs_lower_mtu(txs, &g);
-			grim_txs_push(txs);
-		}
+	list_for_each_entry(txs, &peer->txs_list, plink) {
+		if (txs->dead)
+			continue;
+		grim_txs_lower_mtu(txs, &g);
+		grim_txs_push(txs);
 	}
 	spin_unlock_bh(&peer->lock);
+}
+
+/* Give every frame of @txs a private head: a first transmission's clone
+ * may still share it.  Returns false when memory ran out.  Peer lock.
+ */
+static bool grim_txs_unshare(struct grim_txs *txs)
+{
+	struct sk_buff *skb, *copy;
+
+	skb_queue_walk(&txs->frames, skb) {
+		if (!skb_cloned(skb))
+			continue;
+		copy = pskb_copy(skb, GFP_ATOMIC);
+		if (!copy)
+			return false;
+		__skb_queue_after(&txs->frames, skb, copy);
+		__skb_unlink(skb, &txs->frames);
+		if (txs->send_head == skb)
+			txs->send_head = copy;
+		/* The message, if any, goes with the copy's cb. */
+		GRIM_FRAME_CB(skb)->msg = NULL;
+		kfree_skb(skb);
+		skb = copy;
+	}
+	return true;
+}
+
+/* The receiver no longer knows the stream's incarnation and took exactly
+ * the frames before snd_una under it (REJECT STALE): send the others
+ * again under a new incarnation, numbered from 0.  Peer lock held.
+ */
+static void grim_txs_renumber(struct grim_txs *txs)
+{
+	struct sk_buff *skb;
+	u32 seq = 0;
+
+	if (!grim_txs_unshare(txs)) {
+		/* No memory to renumber with: fail what is queued, which
+		 * frees it too.
+		 */
+		grim_txs_fail(txs, -ENOBUFS);
+		return;
+	}
+	txs->inc = grim_peer_next_inc(txs->peer);
+	skb_queue_walk(&txs->frames, skb) {
+		struct grim_ctl_msg *cm = (struct grim_ctl_msg *)
+					  (skb->data + GRIM_LINK_HLEN);
+
+		GRIM_FRAME_CB(skb)->seq = seq;
+		GRIM_FRAME_CB(skb)->stamped = false;
+		GRIM_FRAME_CB(skb)->retx = false;
+		cm->seq = htonl(seq);
+		cm->inc = htonl(txs->inc);
+		seq++;
+	}
+	txs->next_seq = seq;
+	txs->snd_una = 0;
+	txs->snd_nxt = 0;
+	txs->next_sent = 0;
+	txs->recover = 0;
+	txs->send_head = skb_peek(&txs->frames);
+	txs->dupacks = 0;
+	txs->fast = false;
+	txs->probed = false;
+	txs->held = false;
+	txs->probe = false;
+	txs->skip = false;
+	txs->closing = false;
+	txs->rto = txs->rto_base;
+	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+	txs->progress = jiffies;
+}
+
+/* A REJECT about the whole incarnation ctl_msg.inc (see the uapi
+ * header).  Peer lock held.
+ */
+static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
+				      struct grim_peer *peer,
+				      const struct grim_ctl_msg *cm, u16 reason,
+				      u32 from)
+{
+	struct grim_txs *txs;
+	struct sk_buff_head old;
+	struct grim_geom g;
+
+	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
+			   false);
+	if (!txs || ntohl(cm->inc) != txs->inc) {
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+		return;
+	}
+	grim_count(ni, peer, GRIM_STAT_RX_REJECTS);
+	if (reason != GRIM_REJ_STALE) {
+		/* It took none of it: every message queued fails. */
+		grim_txs_fail(txs, reason == GRIM_REJ_NO_STREAM ?
+				   -ENOSR : -ECONNREFUSED);
+		return;
+	}
+	if (txs->closing) {
+		/* It forgot the stream on our CLOSE: done. */
+		if (grim_txs_is_idle(txs))
+			grim_txs_reap(txs);
+		return;
+	}
+	grim_count(ni, peer, GRIM_STAT_STREAM_RENUMBERS);
+	/* Our incarnations go on past the newest it saw, whoever sent
+	 * that: one forged far ahead costs a renumbering, no more.
+	 */
+	if (grim_seq_after(from, peer->tx_inc))
+		peer->tx_inc = from;
+	if (txs->aborting) {
+		/* It forgot the stream before our ABORT: nothing past
+		 * snd_una was taken, cut all of it again.
+		 */
+		txs->aborting = false;
+		__skb_queue_head_init(&old);
+		skb_queue_splice_init(&txs->frames, &old);
+		txs->send_head = NULL;
+		grim_txs_renumber(txs);
+		grim_geom_get(ni, &g);
+		grim_txs_recut(txs, &old, &g);
+		txs->send_head = skb_peek(&txs->frames);
+	} else {
+		grim_txs_renumber(txs);
+	}
+	grim_txs_push(txs);
 }

@@ -17,8 +17,8 @@
 #include "grim.h"
 
 static_assert(sizeof(struct grim_link_hdr) == 32);
-static_assert(sizeof(struct grim_ctl_msg) == 8);
-static_assert(sizeof(struct grim_frag_hdr) == 8);
+static_assert(sizeof(struct grim_ctl_msg) == 12);
+static_assert(sizeof(struct grim_frag_hdr) == 12);
 static_assert(sizeof(struct grim_sack) == 8);
 static_assert(sizeof(struct grim_msg_hdr) == 32);
 /* A data frame's ACK field lies before the split, its message after. */
@@ -480,6 +480,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	case GRIM_FT_NACK:
 	case GRIM_FT_REJECT:
 	case GRIM_FT_ABORT:
+	case GRIM_FT_CLOSE:
+	case GRIM_FT_CLOSED:
 		break;
 	default:
 		grim_count(ni, NULL, GRIM_STAT_DROP_TYPE);
@@ -522,7 +524,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	grim_count(ni, peer, GRIM_STAT_RX_FRAMES);
 
 	spin_lock(&peer->lock);
-	if (!grim_peer_auth_fresh(ni, peer, &ai) ||
+	if (peer->dead || !grim_peer_auth_fresh(ni, peer, &ai) ||
 	    !grim_peer_check_session(ni, peer, lh)) {
 		spin_unlock(&peer->lock);
 		goto drop;
@@ -534,6 +536,11 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	}
 	if (lh->type == GRIM_FT_ABORT)
 		grim_rx_abort(ni, peer, (const struct grim_ctl_msg *)(lh + 1));
+	else if (lh->type == GRIM_FT_CLOSE)
+		grim_rx_close(ni, peer, (const struct grim_ctl_msg *)(lh + 1));
+	else if (lh->type == GRIM_FT_CLOSED)
+		grim_tx_rcv_closed(ni, peer,
+				   (const struct grim_ctl_msg *)(lh + 1));
 	else if (lh->type == GRIM_FT_REJECT)
 		grim_tx_rcv_reject(ni, peer, (const struct grim_ctl_msg *)(lh + 1),
 				   reason, from);

@@ -77,7 +77,8 @@ struct grim_am {
  * the reason (ECONNREFUSED: no socket bound to the port; ETIMEDOUT: the
  * receiver gave up its reassembly; EHOSTUNREACH: the peer went down;
  * ECONNRESET: the peer restarted its session; ENETDOWN: the local link
- * went down or away) and ee_info the message's length.  No payload is
+ * went down or away; ENOSR: the receiving NI had no room for another
+ * stream) and ee_info the message's length.  No payload is
  * returned.  Reports that do not fit in the socket's receive buffer are
  * lost: the socket then has sk_err set to ENOBUFS, and SO_ERROR says so.
  */
@@ -126,23 +127,25 @@ enum grim_frame_type {
 	GRIM_FT_HELLO	= 4,	/* discovery (broadcast) and keep-alive */
 	GRIM_FT_REJECT	= 5,	/* a message will never be delivered */
 	GRIM_FT_ABORT	= 6,	/* the sender cuts its frames again */
+	GRIM_FT_CLOSE	= 7,	/* the sender is done with a stream */
+	GRIM_FT_CLOSED	= 8,	/* the receiver forgot it */
 };
 
-#define GRIM_WIRE_VERSION	4
+#define GRIM_WIRE_VERSION	5
 
 /* The frame check (link header csum) is CRC32C over the frame's bytes from
  * offset GRIM_CRC_SPLIT to its end, then over bytes 0 .. GRIM_CRC_SPLIT - 1
  * (or the whole frame, if shorter) with the csum field, and in a DATA
  * frame flagged GRIM_FF_ICSUM the fragment header's check field, as zero.
  */
-#define GRIM_CRC_SPLIT		48
+#define GRIM_CRC_SPLIT		56
 /* A DATA frame without GRIM_FF_DCRC has only its first GRIM_CRC_HDR_LEN
  * bytes (the frame and message headers) covered by the CRC.  With
  * GRIM_FF_ICSUM its payload is covered instead by the Internet checksum
  * in grim_frag_hdr.check, over the whole frame from the link header on
  * (RFC 1071: the 16-bit ones' complement sum of the frame is 0xffff).
  */
-#define GRIM_CRC_HDR_LEN	80
+#define GRIM_CRC_HDR_LEN	88
 
 /* Link header flags. */
 #define GRIM_FF_FIRST	0x01	/* first fragment of a message */
@@ -186,16 +189,29 @@ struct grim_link_hdr {
 };
 
 /*
- * The seed's 8-byte control message.  ACK and NACK frames carry exactly
- * this after the link header; data frames carry it too, naming their
- * stream and the frame's sequence number.
+ * The seed's 8-byte control message, and the incarnation of the stream it
+ * is about.  ACK and NACK frames carry exactly this after the link
+ * header; data frames carry it too, naming their stream and the frame's
+ * sequence number.
+ *
+ * A stream is (src_chan, peer, dst_chan) in one direction.  Its state is
+ * made when its first frame arrives and forgotten when it has been idle
+ * for a while (CLOSE, CLOSED below), so the same channels are used again
+ * by a new incarnation: @inc, drawn by the sender from a per-peer
+ * counter, never 0.  Every frame about a stream (data, and each control
+ * frame, whichever way it goes) names the incarnation of the stream's
+ * data direction; a frame of another incarnation than the one a side
+ * holds is never taken for it.  A receiver takes each incarnation at most
+ * once (see Documentation/networking/grim.rst, "Streams").
  */
 struct grim_ctl_msg {
 	__be16	src_chan;	/* logical channel of the sending endpoint */
 	__be16	dst_chan;	/* logical channel of the receiving endpoint */
 	__be32	seq;		/* data: frame sequence; ACK: next expected;
-				 * NACK: the refused frame
+				 * NACK: the refused frame; CLOSE, CLOSED:
+				 * the sender's next frame
 				 */
+	__be32	inc;		/* the stream's incarnation */
 };
 
 /*
@@ -220,6 +236,21 @@ struct grim_sack {
  * GRIM_REJ_ABORTED, whose @from is where it stood: the messages that end
  * before @from were delivered, the others were not.  It answers a
  * repeated ABORT the same way.
+ *
+ * A REJECT with one of the stream reasons (GRIM_REJ_NO_STREAM,
+ * GRIM_REJ_UNBOUND, GRIM_REJ_STALE) is about the whole incarnation
+ * ctl_msg.inc, not one message: the receiver holds no state for it and
+ * never will.  NO_STREAM and UNBOUND mean that it took none of its
+ * frames: every message queued on it fails (ENOSR, ECONNREFUSED).
+ * STALE means that it took exactly the frames the sender saw
+ * acknowledged and takes no more: the sender sends the others again
+ * under a new incarnation, from sequence 0.
+ *
+ * A CLOSE frame (sender to receiver) says that everything before
+ * ctl_msg.seq was acknowledged and nothing more will be sent under
+ * ctl_msg.inc.  A receiver that took exactly that forgets the stream
+ * and answers CLOSED with the same fields; so does one that no longer
+ * knows the incarnation.
  */
 enum grim_reject_reason {
 	GRIM_REJ_NO_PORT	= 1,	/* no endpoint is bound to dst_chan */
@@ -227,6 +258,11 @@ enum grim_reject_reason {
 					 * given up
 					 */
 	GRIM_REJ_ABORTED	= 3,	/* the answer to an ABORT */
+	GRIM_REJ_NO_STREAM	= 4,	/* no room for another stream */
+	GRIM_REJ_UNBOUND	= 5,	/* no endpoint bound to dst_chan, and
+					 * no stream state made for it
+					 */
+	GRIM_REJ_STALE		= 6,	/* the incarnation is gone */
 };
 
 struct grim_reject {
@@ -245,6 +281,7 @@ struct grim_frag_hdr {
 	__be16	offset;		/* byte offset of this fragment in the message */
 	__sum16	check;		/* Internet checksum with GRIM_FF_ICSUM, else 0 */
 	__be32	ack;		/* next frame expected on the reverse stream */
+	__be32	ack_inc;	/* the incarnation @ack is about */
 };
 
 /*
@@ -397,6 +434,8 @@ enum {
 	GRIM_A_KEY_IDS,		/* binary: the ids of the keys frames are
 				 * taken with
 				 */
+	GRIM_A_TX_STREAMS,	/* u32: live send streams of the NI */
+	GRIM_A_RX_STREAMS,	/* u32: live receive streams of the NI */
 	__GRIM_A_MAX,
 };
 

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Streams that come and go.
+#
+# Host 2 answers every message on one port (grim_rdm echo).  Host 1 makes
+# COUNT sockets, a few at a time, each on an ephemeral port: one request,
+# its answer checked byte for byte, close.  Every link loses 2% of its
+# frames, both ways.  Every socket's channel pair is a new stream, and the
+# ephemeral ports come round again, so the same channels are taken by new
+# incarnations of a stream, over and over.
+#
+# Checks: every round trip completes with the right answer (no ENOBUFS, no
+# loss); the NIs closed what they opened (tx_streams and rx_streams back
+# near 0 once the streams idled out, opened == closed + live); nothing
+# retransmits for ever; and the unreclaimable slab is back within BOUND_KB
+# of where it started.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd python3
+require_grim
+require_grim_tool
+
+COUNT=${STREAMS_COUNT:-100000}
+JOBS=4
+PORT=300
+BOUND_KB=2048
+
+# streams HOST: "TX RX" live streams of HOST's grim0.
+streams() {
+	nsx "$1" "$GRIM" -j link show dev grim0 | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+d = d[0] if isinstance(d, list) else d
+print(d['tx_streams'], d['rx_streams'])"
+}
+sunreclaim() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
+
+pretty "" "two hosts, grim links 1 and 2"
+setup_hosts 2
+grim_cluster 2
+wait_peer_up 1 2
+wait_peer_up 2 1
+
+pretty "" "2% loss on every link, both ways"
+netem_links "loss 2%"
+
+bg nsx 2 "$RDM" echo -p $PORT -t 3000
+wait_bound 2 $PORT
+# Let the discovery streams idle out, then take the baseline.
+sleep 3
+slab0=$(sunreclaim)
+fail0=$(stat 1 tx_msgs_failed)
+fail1=$(stat 2 tx_msgs_failed)
+log "unreclaimable slab before: $slab0 kB"
+
+pretty "" "$COUNT sockets on host 1, $JOBS at a time: one request and its answer each"
+out=$(nsx 1 "$RDM" churn -d 2 -p $PORT -n "$COUNT" -j $JOBS -S $RANDOM -t 60 2>&1)
+rc=$?
+echo "$out" | tail -5 | sed 's/^/    /'
+[ $rc -eq 0 ] || fail "churn failed"
+for i in 1 2; do
+	log "host $i: live streams (tx rx) $(streams $i)," \
+	    "opened tx $(stat $i tx_streams_opened) rx $(stat $i rx_streams_opened)"
+done
+check_eq "$(($(stat 1 tx_msgs_failed) - fail0))" 0 "messages that failed on host 1"
+check_eq "$(($(stat 2 tx_msgs_failed) - fail1))" 0 "messages that failed on host 2"
+check_eq "$(stat 1 rx_drop_no_stream)" 0 "new streams host 1 had no room for"
+check_eq "$(stat 2 rx_drop_no_stream)" 0 "new streams host 2 had no room for"
+# A socket whose ephemeral port was in use a moment before takes the
+# stream that port left, if it did not idle out yet: most do not.
+opened=$(stat 1 tx_streams_opened)
+[ "$opened" -ge $((COUNT / 2)) ] ||
+	fail "host 1 opened $opened send streams for $COUNT sockets"
+
+pretty "" "idle streams close: live counts back near 0"
+for ((t = 0; t < 60; t++)); do
+	[ "$(streams 1)" = "0 0" ] && [ "$(streams 2)" = "0 0" ] && break
+	sleep 0.5
+done
+for i in 1 2; do
+	read -r tx rx <<<"$(streams "$i")"
+	check_eq "$tx $rx" "0 0" "live streams (tx rx) on host $i"
+	check_eq "$(stat "$i" tx_streams_opened)" "$(stat "$i" tx_streams_closed)" \
+		"host $i: send streams opened = closed"
+	check_eq "$(stat "$i" rx_streams_opened)" "$(stat "$i" rx_streams_closed)" \
+		"host $i: receive streams opened = closed"
+	log "host $i: CLOSE sent $(stat "$i" tx_closes), renumbered" \
+	    "$(stat "$i" stream_renumbers), stale dropped $(stat "$i" rx_drop_stale_stream)"
+done
+
+pretty "" "nothing is still being sent"
+sent() { echo $(($(stat "$1" tx_frames) + $(stat "$1" tx_acks) + $(stat "$1" tx_closes))); }
+f0=$(sent 1)
+g0=$(sent 2)
+sleep 3
+check_eq "$(($(sent 1) - f0))" 0 "data, ACK and CLOSE frames host 1 sent in 3 s of silence"
+check_eq "$(($(sent 2) - g0))" 0 "data, ACK and CLOSE frames host 2 sent in 3 s of silence"
+
+pretty "" "memory: the slab is back near where it started"
+netem_clear
+sleep 2
+slab1=$(sunreclaim)
+log "unreclaimable slab after: $slab1 kB (before: $slab0 kB, bound +$BOUND_KB kB)"
+[ $((slab1 - slab0)) -le $BOUND_KB ] ||
+	fail "unreclaimable slab grew by $((slab1 - slab0)) kB over $COUNT sockets"
+
+check_dmesg
+exit 0
