@@ -159,7 +159,9 @@ static int grim_nl_fill_link(struct sk_buff *skb, const struct grim_ni *ni,
 	    nla_put_u8(skb, GRIM_A_DATA_CRC, READ_ONCE(ni->data_crc)) ||
 	    nla_put_u32(skb, GRIM_A_NPEERS, READ_ONCE(ni->npeers)) ||
 	    nla_put_u32(skb, GRIM_A_TX_STREAMS, atomic_read(&ni->ntxs)) ||
-	    nla_put_u32(skb, GRIM_A_RX_STREAMS, atomic_read(&ni->nrxs)))
+	    nla_put_u32(skb, GRIM_A_RX_STREAMS, atomic_read(&ni->nrxs)) ||
+	    nla_put_u32(skb, GRIM_A_STREAM_IDLE_MS,
+			READ_ONCE(ni->stream_idle_ms)))
 		return -EMSGSIZE;
 	if (stats) {
 		u64 v[GRIM_STAT_MAX];

@@ -56,14 +56,14 @@ pretty "$NS" "ip link add ... type grim without GRIM attributes"
 check_ok ipn link add link veth0 name grim0 type grim
 out=$(check_ok ipn -d link show grim0)
 echo "$out"
-check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 64 datacrc on" \
+check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 64 streamidle 1000ms datacrc on" \
 	"defaults (node from the lower MAC 22:33:44:55)"
 
 pretty "$NS" "ethtool -i"
 out=$(check_ok ip netns exec "$NS" ethtool -i grim0)
 echo "$out"
 check_match "$out" "driver: grim" "driver"
-check_match "$out" "firmware-version: grim-wire-4" "firmware version"
+check_match "$out" "firmware-version: grim-wire-5" "firmware version"
 check_match "$out" "bus-info: veth0" "bus-info is the lower device"
 
 pretty "$NS" "ethtool -g/-G: the TX window and the RX hold"

@@ -816,7 +816,7 @@ static void mode_notours(void)
 
 static void mode_badtype(void)
 {
-	static const uint8_t bad[] = { 0, GRIM_FT_ABORT + 1, GRIM_FT_ABORT + 2,
+	static const uint8_t bad[] = { 0, GRIM_FT_CLOSED + 1, GRIM_FT_CLOSED + 2,
 				       0x41, 0xff };
 	static uint8_t f[2048];
 	size_t flen;
@@ -913,15 +913,18 @@ static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
  * An incarnation for a stream the tool makes up: new to the receiver.
  * Real senders count theirs up from 1; these start far past that, and
  * later runs start past earlier ones (the clock, in seconds).  The
- * receiver's real peer then renumbers its next new stream once.
+ * receiver's real peer then renumbers its next new stream once, past
+ * the newest the receiver saw, and counts on from there: each made-up
+ * one is far enough past the last that the real peer's do not reach it.
  */
 static uint32_t fresh_inc(void)
 {
 	static uint32_t next;
 
 	if (!next)
-		next = 0x10000000u + (((uint32_t)time(NULL) & 0xfffff) << 8);
-	return next++;
+		next = 0x10000000u + (((uint32_t)time(NULL) & 0xfff) << 16);
+	next += 0x10000;
+	return next;
 }
 
 static void mode_frag(void)

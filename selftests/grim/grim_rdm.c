@@ -32,7 +32,7 @@
  * does not read), prints "wedged", then blocks in one more send, to
  * OTHER:PORT, and reports how that send ended.
  *
- *   grim_rdm echo -p PORT [-t SECONDS]
+ *   grim_rdm echo -p PORT [-t SECONDS] [-r RCVBUF]
  *   grim_rdm churn -d NODE -p PORT -n COUNT [-j JOBS] [-S SEED]
  *                  [-t TIMEOUT_S]
  *
@@ -42,6 +42,18 @@
  * to NODE:PORT, checks that the answer is the request (bytes, length and
  * source) and closes.  Any error, a wrong answer or none within TIMEOUT_S
  * fails it; it prints "churn: N round trips ok".
+ *
+ *   grim_rdm fan -d NODE -p PORT -n SOCKETS [-T SECONDS] [-l LEN]
+ *
+ * fan keeps SOCKETS sockets (ephemeral ports) talking to an echo server
+ * at NODE:PORT for SECONDS: each has one request at a time out, and sends
+ * the next when the echo or a failure report of the last comes back.  An
+ * echo must be of the socket's last request (or of one reported failed:
+ * the peer may have taken it just before it restarted), never twice.  A
+ * request with neither after 5 s is given up (its answer was lost: an
+ * echo server drops what it cannot send).  It prints, every second, the
+ * echoes and reports so far, and at the end the totals, the echoes after
+ * the first report, and the longest time with no echo at all.
  *
  * errq sends COUNT messages, alternating between PORT and PORT2 when -q is
  * given (each port's messages numbered 0, 1, ... in arg[0], so that a
@@ -136,8 +148,10 @@ static int open_sock(uint16_t port, int rcvbuf)
 		perror("socket(AF_GRIM)");
 		exit(2);
 	}
-	if (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-				 sizeof(rcvbuf))) {
+	/* Past net.core.rmem_max when root may (the tests run as root). */
+	if (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+				 sizeof(rcvbuf)) &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) {
 		perror("SO_RCVBUF");
 		exit(2);
 	}
@@ -938,13 +952,16 @@ static int do_echo(int argc, char **argv)
 	struct sockaddr_grim from;
 	unsigned int secs = 600;
 	uint16_t port = 0;
-	uint64_t end, n = 0;
+	uint64_t end, n = 0, lost = 0;
+	int opt, fd, rcvbuf = 4 << 20;
 	socklen_t fl;
 	ssize_t r;
-	int opt, fd;
 
-	while ((opt = getopt(argc, argv, "p:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:t:r:")) != -1) {
 		switch (opt) {
+		case 'r':
+			rcvbuf = atoi(optarg);
+			break;
 		case 'p':
 			port = strtoul(optarg, NULL, 0);
 			break;
@@ -957,7 +974,7 @@ static int do_echo(int argc, char **argv)
 	}
 	if (!port)
 		return 2;
-	fd = open_sock(port, 4 << 20);
+	fd = open_sock(port, rcvbuf);
 	end = now_ms() + secs * 1000ull;
 	while (now_ms() < end) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -968,16 +985,28 @@ static int do_echo(int argc, char **argv)
 		r = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
 			     &fl);
 		if (r < 0) {
+			if (errno == ENOBUFS)
+				continue;	/* a report was lost: above */
 			perror("echo: recvfrom");
 			return 1;
 		}
 		if (sendto(fd, buf, r, 0, (struct sockaddr *)&from, fl) != r) {
-			perror("echo: sendto");
-			return 1;
+			if (errno != ENOBUFS && errno != EHOSTUNREACH) {
+				perror("echo: sendto");
+				return 1;
+			}
+			lost++;
+		} else {
+			n++;
 		}
-		n++;
+		/* An answer to a socket that is gone fails later, on the
+		 * error queue: drop such reports, they are not news here.
+		 */
+		while (recv(fd, buf, sizeof(buf), MSG_ERRQUEUE | MSG_DONTWAIT) >= 0)
+			lost++;
 	}
-	printf("echo: %llu messages answered\n", (unsigned long long)n);
+	printf("echo: %llu messages answered, %llu answers lost\n",
+	       (unsigned long long)n, (unsigned long long)lost);
 	return 0;
 }
 
@@ -1091,6 +1120,181 @@ static int do_churn(int argc, char **argv)
 	return 0;
 }
 
+struct fan_sock {
+	int fd;
+	uint32_t seq;		/* of the request out, or to send */
+	uint32_t echoed;	/* requests echoed, +1: 0 none yet */
+	uint8_t out;		/* a request is out */
+	uint64_t sent;		/* ms: when it went */
+};
+
+/* The errno of one report on @fd's error queue, 0 if there is none. */
+static int fan_report(int fd)
+{
+	char cbuf[512];
+	struct msghdr mh = { .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+
+	if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+		return 0;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_GRIM && c->cmsg_type == GRIM_RECVERR)
+			return ((struct sock_extended_err *)CMSG_DATA(c))->ee_errno;
+	return -1;
+}
+
+static int do_fan(int argc, char **argv)
+{
+	unsigned long echoes = 0, reports = 0, resets = 0, late = 0;
+	unsigned long timeouts = 0, after = 0;
+	uint32_t node = 0, n = 0, len = 200, secs = 30, i, seq, plen;
+	struct sockaddr_grim to = { .sgrim_family = AF_GRIM };
+	uint64_t t0, now, last_echo, gap = 0, next_print;
+	static uint8_t buf[4096], ans[4096];
+	struct pollfd *pfd;
+	struct fan_sock *fs;
+	int opt, err;
+	ssize_t r;
+
+	while ((opt = getopt(argc, argv, "d:p:n:T:l:")) != -1) {
+		switch (opt) {
+		case 'd':
+			node = strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			to.sgrim_port = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			n = strtoul(optarg, NULL, 0);
+			break;
+		case 'T':
+			secs = strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			len = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return 2;
+		}
+	}
+	to.sgrim_node = node;
+	if (!node || !to.sgrim_port || !n || len < 8 || len > sizeof(buf))
+		return 2;
+	fs = calloc(n, sizeof(*fs));
+	pfd = calloc(n, sizeof(*pfd));
+	if (!fs || !pfd)
+		return 2;
+	for (i = 0; i < n; i++) {
+		struct sockaddr_grim a = { .sgrim_family = AF_GRIM };
+
+		fs[i].fd = open_sock(0, 0);
+		if (bind(fs[i].fd, (struct sockaddr *)&a, sizeof(a))) {
+			perror("fan: bind");
+			return 2;
+		}
+		pfd[i].fd = fs[i].fd;
+	}
+	t0 = now_ms();
+	last_echo = t0;
+	next_print = t0 + 1000;
+	for (;;) {
+		now = now_ms();
+		if (now - t0 >= secs * 1000ull)
+			break;
+		if (now >= next_print) {
+			printf("fan: %llu s: echoes %lu, reports %lu\n",
+			       (unsigned long long)(now - t0) / 1000, echoes,
+			       reports);
+			fflush(stdout);
+			next_print += 1000;
+		}
+		for (i = 0; i < n; i++) {
+			if (fs[i].out)
+				continue;
+			/* The request names its socket and number. */
+			memcpy(buf, &i, 4);
+			memcpy(buf + 4, &fs[i].seq, 4);
+			fill(buf + 8, len - 8, i, fs[i].seq);
+			if (sendto(fs[i].fd, buf, len, MSG_DONTWAIT,
+				   (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len) {
+				fs[i].out = 1;
+				fs[i].sent = now;
+			} else if (errno != EAGAIN && errno != EHOSTUNREACH &&
+				   errno != ENOBUFS) {
+				fprintf(stderr, "fan: sendto: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+		for (i = 0; i < n; i++)
+			pfd[i].events = POLLIN;
+		if (poll(pfd, n, 20) < 0) {
+			perror("fan: poll");
+			return 1;
+		}
+		now = now_ms();
+		for (i = 0; i < n; i++) {
+			if (pfd[i].revents & POLLERR) {
+				while ((err = fan_report(fs[i].fd))) {
+					reports++;
+					resets += err == ECONNRESET;
+					/* the report is of the request out */
+					if (fs[i].out) {
+						fs[i].out = 0;
+						fs[i].seq++;
+					}
+				}
+			}
+			/* Taken, but its answer was lost: an echo server whose
+			 * link went away drops what it cannot send.  Give up
+			 * waiting for it, as a program would.
+			 */
+			if (fs[i].out && now - fs[i].sent > 5000) {
+				timeouts++;
+				fs[i].out = 0;
+				fs[i].seq++;
+			}
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			r = recv(fs[i].fd, ans, sizeof(ans), MSG_DONTWAIT);
+			if (r < 0)
+				continue;
+			memcpy(&seq, ans + 4, 4);
+			plen = r;
+			fill(buf + 8, len - 8, i, seq);
+			if (plen != len || memcmp(ans, &i, 4) ||
+			    memcmp(ans + 8, buf + 8, len - 8)) {
+				fprintf(stderr, "fan: socket %u: a wrong echo\n", i);
+				return 1;
+			}
+			if (seq + 1 <= fs[i].echoed || seq > fs[i].seq) {
+				fprintf(stderr, "fan: socket %u: echo of request %u again (or never sent); %u echoed\n",
+					i, seq, fs[i].echoed);
+				return 1;
+			}
+			fs[i].echoed = seq + 1;
+			now = now_ms();
+			if (now - last_echo > gap)
+				gap = now - last_echo;
+			last_echo = now;
+			echoes++;
+			after += reports > 0;
+			if (seq == fs[i].seq && fs[i].out) {
+				fs[i].out = 0;
+				fs[i].seq++;
+			} else {
+				late++;	/* reported failed, but it got there */
+			}
+		}
+	}
+	if (now_ms() - last_echo > gap)
+		gap = now_ms() - last_echo;
+	printf("fan: %u sockets, %lu echoes, %lu reports (%lu ECONNRESET), %lu late echoes, %lu given up, %lu echoes after the first report, longest gap %llu ms\n",
+	       n, echoes, reports, resets, late, timeouts, after,
+	       (unsigned long long)gap);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1117,6 +1321,8 @@ int main(int argc, char **argv)
 		return do_echo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "churn"))
 		return do_churn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "fan"))
+		return do_fan(argc - 1, argv + 1);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return 2;
 }

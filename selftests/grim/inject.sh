@@ -31,6 +31,7 @@ RDM=$DIR/grim_rdm
 K=${INJECT_K:-30}		# frames per class
 BATCH=${INJECT_BATCH:-200}	# good messages per batch
 PORT=5000
+FRAG_PORT=5001		# bound throughout: the good traffic's port is not
 MAC2=$(host_mac 2)
 TMP=$(mktemp -d)
 at_exit "touch $TMP/stop; kill \$(cat $TMP/pids 2>/dev/null) 2>/dev/null; rm -rf $TMP"
@@ -134,7 +135,18 @@ _PIDS+=($traffic_pid)
 # the replay, bogus fragments, and every well-formed but foreign frame.
 INJECTED=0
 inject replay -n 64 -w 1000 -t 90
-inject frag -p $PORT -t 60
+# Frames of a new stream to a port nobody is bound to make no state (the
+# NI refuses the whole stream), and between batches nobody is bound to
+# PORT: the bogus fragments go to a port bound all along.
+nsx 2 "$RDM" recv -p $FRAG_PORT -n 1 -t 600 >/dev/null &
+frag_rx=$!
+wait_bound 2 $FRAG_PORT
+inject frag -p $FRAG_PORT -t 60
+# One real message, and the receiver is done (its socket must be gone
+# before the module can go).
+nsx 1 "$RDM" send -d 2 -p $FRAG_PORT -n 1 >/dev/null || fail "send to port $FRAG_PORT"
+wait $frag_rx || fail "the receiver on port $FRAG_PORT"
+
 inject stale -t 60
 inject cluster -t 60
 inject notours -t 60
@@ -163,7 +175,8 @@ nbatch=$(rdm_batches_ok "$TMP" 1) || exit 1
 [ $overlap = yes ] || fail "the good traffic stopped before the injection ended"
 log "$nbatch batches of $BATCH messages verified, $INJECTED counters checked"
 stats S1
-check_eq "$((S1[rx_msgs] - S0[rx_msgs]))" "$((nbatch * BATCH))" "messages delivered on host 2"
+# ... and the one message that ended the receiver of the bogus fragments.
+check_eq "$((S1[rx_msgs] - S0[rx_msgs]))" "$((nbatch * BATCH + 1))" "messages delivered on host 2"
 for c in $EXACT $OTHER; do
 	log "$c: +$((S1[$c] - S0[$c]))"
 done

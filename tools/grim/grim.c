@@ -443,6 +443,7 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		juint("peers", u32a(&at, GRIM_A_NPEERS));
 		juint("tx_streams", u32a(&at, GRIM_A_TX_STREAMS));
 		juint("rx_streams", u32a(&at, GRIM_A_RX_STREAMS));
+		juint("stream_idle_ms", u32a(&at, GRIM_A_STREAM_IDLE_MS));
 		if (show_stats)
 			print_stats(&at);
 		jclose('}');
@@ -456,9 +457,11 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		       u32a(&at, GRIM_A_HELLO_MS), u32a(&at, GRIM_A_DEAD_MS),
 		       u32a(&at, GRIM_A_RTO_MS), u32a(&at, GRIM_A_WINDOW),
 		       data_crc, u32a(&at, GRIM_A_NPEERS));
-		printf("    streams: tx %" PRIu64 " rx %" PRIu64 "\n",
+		printf("    streams: tx %" PRIu64 " rx %" PRIu64
+		       ", closed after %" PRIu64 "ms idle\n",
 		       u32a(&at, GRIM_A_TX_STREAMS),
-		       u32a(&at, GRIM_A_RX_STREAMS));
+		       u32a(&at, GRIM_A_RX_STREAMS),
+		       u32a(&at, GRIM_A_STREAM_IDLE_MS));
 		if (at.tb[GRIM_A_KEY_TX_ID] &&
 		    mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]))
 			printf("    authenticated: key %u\n",

@@ -353,6 +353,7 @@ static void grim_setup(struct net_device *dev)
 	ni->hello_ms = GRIM_DEF_HELLO_MS;
 	ni->dead_ms = GRIM_DEF_DEAD_MS;
 	ni->rto_ms = GRIM_DEF_RTO_MS;
+	ni->stream_idle_ms = GRIM_DEF_STREAM_IDLE_MS;
 	ni->window = GRIM_DEF_WINDOW;
 	ni->data_crc = GRIM_DATA_CRC_ON;
 }
@@ -365,6 +366,10 @@ static struct netlink_range_validation grim_dead_range = {
 	.min = 30, .max = 600000,
 };
 
+static const struct netlink_range_validation grim_idle_range = {
+	.min = 10, .max = GRIM_MAX_STREAM_IDLE_MS,
+};
+
 static const struct nla_policy grim_policy[IFLA_GRIM_MAX + 1] = {
 	[IFLA_GRIM_NODE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &grim_node_range),
 	[IFLA_GRIM_CLUSTER]	= { .type = NLA_U32 },
@@ -373,6 +378,8 @@ static const struct nla_policy grim_policy[IFLA_GRIM_MAX + 1] = {
 	[IFLA_GRIM_RTO_MS]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_RTO_MS),
 	[IFLA_GRIM_WINDOW]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_WINDOW),
 	[IFLA_GRIM_DATA_CRC]	= NLA_POLICY_MAX(NLA_U8, GRIM_DATA_CRC_OFFLOAD),
+	[IFLA_GRIM_STREAM_IDLE_MS] = NLA_POLICY_FULL_RANGE(NLA_U32,
+							   &grim_idle_range),
 };
 
 static int grim_validate(struct nlattr *tb[], struct nlattr *data[],
@@ -423,6 +430,9 @@ static int grim_apply(struct grim_ni *ni, struct nlattr *data[],
 		WRITE_ONCE(ni->rto_ms, nla_get_u32(data[IFLA_GRIM_RTO_MS]));
 	if (data[IFLA_GRIM_WINDOW])
 		WRITE_ONCE(ni->window, nla_get_u32(data[IFLA_GRIM_WINDOW]));
+	if (data[IFLA_GRIM_STREAM_IDLE_MS])
+		WRITE_ONCE(ni->stream_idle_ms,
+			   nla_get_u32(data[IFLA_GRIM_STREAM_IDLE_MS]));
 	if (data[IFLA_GRIM_DATA_CRC])
 		WRITE_ONCE(ni->data_crc,
 			   nla_get_u8(data[IFLA_GRIM_DATA_CRC]));
@@ -531,7 +541,7 @@ static int grim_changelink(struct net_device *dev, struct nlattr *tb[],
 
 static size_t grim_get_size(const struct net_device *dev)
 {
-	return 6 * nla_total_size(sizeof(u32)) + nla_total_size(sizeof(u8));
+	return 7 * nla_total_size(sizeof(u32)) + nla_total_size(sizeof(u8));
 }
 
 static int grim_fill_info(struct sk_buff *skb, const struct net_device *dev)
@@ -544,6 +554,7 @@ static int grim_fill_info(struct sk_buff *skb, const struct net_device *dev)
 	    nla_put_u32(skb, IFLA_GRIM_DEAD_MS, ni->dead_ms) ||
 	    nla_put_u32(skb, IFLA_GRIM_RTO_MS, ni->rto_ms) ||
 	    nla_put_u32(skb, IFLA_GRIM_WINDOW, ni->window) ||
+	    nla_put_u32(skb, IFLA_GRIM_STREAM_IDLE_MS, ni->stream_idle_ms) ||
 	    nla_put_u8(skb, IFLA_GRIM_DATA_CRC, ni->data_crc))
 		return -EMSGSIZE;
 	return 0;

@@ -55,11 +55,15 @@
  */
 #define GRIM_PEER_BURST		64
 #define GRIM_PEER_RATE		16
-#define GRIM_MAX_NI_RXS		16384
+#define GRIM_MAX_NI_RXS		32768
+#define GRIM_MAX_PEER_RXS	8192	/* of them, made by one peer */
+/* Buckets the stream tables start with and never go below. */
+#define GRIM_STREAM_TABLE_MIN	16384
 /* Stream incarnations a receiver remembers per peer (see rx.c). */
 #define GRIM_INC_WINDOW		2048
-/* A send stream with nothing to send for this long is closed. */
-#define GRIM_STREAM_IDLE_MS	1000
+/* A send stream with nothing to send for this long is closed (default). */
+#define GRIM_DEF_STREAM_IDLE_MS	1000
+#define GRIM_MAX_STREAM_IDLE_MS	600000
 #define GRIM_MAX_KEYS		2	/* cluster keys an NI takes frames with */
 #define GRIM_AUTH_WINDOW	1024	/* frame numbers remembered per peer */
 #define GRIM_AUTH_CHAL_GAP	(HZ / 20)	/* between challenges to a peer */
@@ -236,6 +240,7 @@ struct grim_rxs {
 	u16 src_chan;
 	u16 dst_chan;
 	u32 inc;		/* the incarnation taken */
+	unsigned long last_rx;	/* jiffies of its last DATA frame */
 	struct rcu_head rcu;
 	u32 rcv_nxt;		/* next expected frame */
 	u8 state;		/* enum grim_rx_state */
@@ -354,6 +359,7 @@ struct grim_ni {
 	u32 dead_ms;
 	u32 rto_ms;
 	u32 window;
+	u32 stream_idle_ms;
 	u8 data_crc;		/* enum grim_data_crc */
 	u32 base_gen;
 	unsigned long started;		/* jiffies: the NI started */
@@ -527,6 +533,7 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 		   const struct grim_ctl_msg *cm);
 void grim_rxs_free(struct grim_rxs *rxs);
 void grim_peer_inc_reset(struct grim_peer *peer);
+void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle);
 extern const struct rhashtable_params grim_rxs_params;
 
 /* auth.c */

@@ -782,6 +782,8 @@ void grim_hello_timer(struct timer_list *t)
 		hlist_for_each_entry_rcu(peer, &ni->peers[i], link) {
 			if (!list_empty_careful(&peer->reasm_list))
 				grim_peer_expire_reasm(peer, dead);
+			if (!list_empty_careful(&peer->rxs_list))
+				grim_peer_expire_rxs(peer, 2 * dead);
 			if (peer == ni->self)
 				continue;
 			spin_lock_bh(&peer->lock);

@@ -102,6 +102,8 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 	}
 	if (!session) {
 		synchronize_rcu();
+		/* Its closed streams' timers first: they lock the peer. */
+		grim_ni_reap_txs(ni);
 		grim_peer_free(peer);
 	}
 	return 0;

@@ -45,6 +45,10 @@ const struct rhashtable_params grim_rxs_params = {
 	.key_len = sizeof(struct grim_skey),
 	.key_offset = offsetof(struct grim_rxs, node),
 	.head_offset = offsetof(struct grim_rxs, hnode),
+	/* Grown by a worker: a burst of new streams (a server's clients
+	 * all at once) must not outrun it, or insertions fail.
+	 */
+	.min_size = GRIM_STREAM_TABLE_MIN,
 	.automatic_shrinking = true,
 };
 
@@ -131,7 +135,8 @@ void grim_rxs_free(struct grim_rxs *rxs)
 }
 
 /* A stream for incarnation @inc, in place of none.  NULL when the NI has
- * no room for it.  Peer lock held.
+ * no room for it (or the peer has its share), an error pointer when the
+ * table could not take it for now.  Peer lock held.
  */
 static struct grim_rxs *grim_rxs_new(struct grim_peer *peer, u16 src_chan,
 				     u16 dst_chan, u32 inc)
@@ -139,7 +144,7 @@ static struct grim_rxs *grim_rxs_new(struct grim_peer *peer, u16 src_chan,
 	struct grim_ni *ni = peer->ni;
 	struct grim_rxs *rxs;
 
-	if (peer->dead)
+	if (peer->dead || peer->nrx >= GRIM_MAX_PEER_RXS)
 		return NULL;
 	if (atomic_inc_return(&ni->nrxs) > GRIM_MAX_NI_RXS)
 		goto full;
@@ -151,13 +156,15 @@ static struct grim_rxs *grim_rxs_new(struct grim_peer *peer, u16 src_chan,
 	rxs->src_chan = src_chan;
 	rxs->dst_chan = dst_chan;
 	rxs->inc = inc;
+	rxs->last_rx = jiffies;
 	__skb_queue_head_init(&rxs->ooo);
 	INIT_LIST_HEAD(&rxs->ack_link);
 	INIT_LIST_HEAD(&rxs->reasm_link);
 	if (rhashtable_lookup_insert_fast(&ni->rxs_ht, &rxs->hnode,
 					  grim_rxs_params)) {
 		kfree(rxs);
-		goto full;
+		atomic_dec(&ni->nrxs);
+		return ERR_PTR(-EBUSY);
 	}
 	list_add_tail(&rxs->plink, &peer->rxs_list);
 	peer->nrx++;
@@ -201,13 +208,36 @@ static void grim_send_stream_reject(struct grim_ni *ni, struct grim_peer *peer,
 	grim_xmit(ni, peer, skb);
 }
 
-/* Whether @rxs may give way to a newer incarnation: between messages,
- * holding nothing, and not waiting on a refusal.
+/* Whether @rxs may give way to a newer incarnation of its channels.
+ * Its sender has moved on only after closing it for dead_ms without an
+ * answer: by then no frame of it has come for that long, and none will.
+ * A frame that merely claims a new incarnation cannot push a stream in
+ * use aside.
  */
 static bool grim_rxs_quiet(const struct grim_rxs *rxs)
 {
-	return (rxs->state == GRIM_RX_IDLE && skb_queue_empty(&rxs->ooo) &&
-		!rxs->refused) || rxs->rejected;
+	return time_after(jiffies, rxs->last_rx +
+			  msecs_to_jiffies(READ_ONCE(rxs->peer->ni->dead_ms)));
+}
+
+/* Forget receive streams no DATA frame came for in @idle (twice
+ * dead_ms).  Their senders have nothing unacknowledged on them: a sender
+ * sends again what is not acknowledged at least once a second (probe,
+ * timeout, refusal back-off, ABORT), and a peer silent for dead_ms is
+ * down, its session over.  So the sender saw everything taken, and if
+ * it uses the stream again the REJECT STALE it meets sends nothing
+ * twice.  This bounds what a peer that never closes its streams holds.
+ * From the hello timer.
+ */
+void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle)
+{
+	struct grim_rxs *rxs, *tmp;
+
+	spin_lock_bh(&peer->lock);
+	list_for_each_entry_safe(rxs, tmp, &peer->rxs_list, plink)
+		if (time_after(jiffies, rxs->last_rx + idle))
+			grim_rxs_free(rxs);
+	spin_unlock_bh(&peer->lock);
 }
 
 /* The stream a DATA or ABORT frame of incarnation @cm->inc belongs to,
@@ -253,6 +283,11 @@ static struct grim_rxs *grim_rxs_open(struct grim_ni *ni,
 	}
 	grim_ep_put(ep);
 	rxs = grim_rxs_new(peer, src, dst, inc);
+	if (IS_ERR(rxs)) {
+		/* The table is busy growing: the sender tries again. */
+		grim_count(ni, peer, GRIM_STAT_DROP_NOMEM);
+		return NULL;
+	}
 	grim_inc_burn(peer, inc);
 	if (!rxs) {
 		grim_count(ni, peer, GRIM_STAT_DROP_NO_STREAM);
@@ -275,9 +310,13 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 
 	rxs = grim_rxs_find(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
 	if (rxs && rxs->inc == inc) {
-		bool done = rxs->rejected ? seq == rxs->rcv_nxt + 1 :
-			    rxs->state == GRIM_RX_IDLE && !rxs->refused &&
-			    skb_queue_empty(&rxs->ooo) && seq == rxs->rcv_nxt;
+		/* Everything before @seq was acknowledged or given up by
+		 * the sender (a refused message whose socket went, a
+		 * rejected one): we took all we ever will.
+		 */
+		bool done = (rxs->state == GRIM_RX_IDLE || rxs->rejected) &&
+			    skb_queue_empty(&rxs->ooo) &&
+			    !grim_seq_before(seq, rxs->rcv_nxt + rxs->rejected);
 
 		if (!done)
 			return;	/* frames still on the way: it repeats */
@@ -835,6 +874,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		kfree_skb(skb);
 		return;
 	}
+	rxs->last_rx = jiffies;
 	if (grim_seq_after(seq, rxs->rcv_nxt) && grim_rx_skip(ni, peer, rxs, skb))
 		seq = rxs->rcv_nxt;	/* the sender gave up what came before */
 	if (rxs->rejected) {

@@ -55,6 +55,10 @@ const struct rhashtable_params grim_txs_params = {
 	.key_len = sizeof(struct grim_skey),
 	.key_offset = offsetof(struct grim_txs, node),
 	.head_offset = offsetof(struct grim_txs, hnode),
+	/* Grown by a worker: a burst of new streams (a server's clients
+	 * all at once) must not outrun it, or insertions fail.
+	 */
+	.min_size = GRIM_STREAM_TABLE_MIN,
 	.automatic_shrinking = true,
 };
 
@@ -176,13 +180,18 @@ void grim_ni_reap_txs(struct grim_ni *ni)
 	}
 }
 
+static unsigned long grim_idle_jiffies(const struct grim_txs *txs)
+{
+	return msecs_to_jiffies(READ_ONCE(txs->peer->ni->stream_idle_ms));
+}
+
 /* Nothing left to send: the stream starts idling.  Peer lock held. */
 static void grim_txs_now_idle(struct grim_txs *txs)
 {
 	txs->idle_since = jiffies;
 	if (!txs->dead && !timer_pending(&txs->timer))
 		mod_timer(&txs->timer, jiffies +
-			  msecs_to_jiffies(GRIM_STREAM_IDLE_MS));
+			  grim_idle_jiffies(txs));
 }
 
 /* Whether the stream has nothing to send or to wait for. */
@@ -605,6 +614,8 @@ static void grim_txs_give_up_orphans(struct grim_txs *txs)
 	txs->skip_seq = txs->snd_una;
 	txs->probe = false;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+	if (skb_queue_empty(&txs->frames))
+		grim_txs_now_idle(txs);
 }
 
 /* Tell the receiver that the stream is done: everything before
@@ -695,11 +706,13 @@ static void grim_txs_timer(struct timer_list *t)
 	}
 	if (grim_txs_is_idle(txs)) {
 		unsigned long due = txs->idle_since +
-				    msecs_to_jiffies(GRIM_STREAM_IDLE_MS);
+				    grim_idle_jiffies(txs);
 
+		if (peer->state != GRIM_PEER_UP)
+			due = jiffies + grim_idle_jiffies(txs);
 		if (time_before(jiffies, due))
 			mod_timer(&txs->timer, due);
-		else if (peer->state == GRIM_PEER_UP)
+		else
 			grim_txs_close(txs);
 		goto out;
 	}
@@ -762,8 +775,12 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	/* Their source channel is our destination channel. */
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
-	if (!txs || ntohl(cm->inc) != txs->inc) {
-		/* About a stream, or an incarnation, that is gone. */
+	if (!txs) {
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+		return;
+	}
+	if (ntohl(cm->inc) != txs->inc) {
+		/* About an incarnation that is gone. */
 		if (!piggybacked)
 			grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
 		return;
@@ -909,7 +926,8 @@ void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
 	if (!txs || ntohl(cm->inc) != txs->inc) {
-		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+		grim_count(ni, peer, txs ? GRIM_STAT_DROP_STALE_STREAM :
+					   GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
 	if (!err) {
@@ -1196,7 +1214,10 @@ static int grim_ni_queue(struct grim_ni *ni, struct sk_buff_head *frames,
 	 * already, it says so (REJECT STALE) and the frames go again under
 	 * a new incarnation.
 	 */
-	txs->closing = false;
+	if (txs->closing) {
+		txs->closing = false;
+		txs->rto = txs->rto_base;
+	}
 	grim_frames_number(txs, frames, msg, cb, len);
 	if (!txs->send_head)
 		txs->send_head = skb_peek(frames);
@@ -1498,28 +1519,42 @@ void grim_peer_lower_mtu(struct grim_peer *peer)
 }
 
 /* Give every frame of @txs a private head: a first transmission's clone
- * may still share it.  Returns false when memory ran out.  Peer lock.
+ * may still share it.  In place, so that a frame that is its message
+ * stays charged to its socket.  Returns false when memory ran out.
+ * Peer lock held.
  */
 static bool grim_txs_unshare(struct grim_txs *txs)
 {
-	struct sk_buff *skb, *copy;
+	struct sk_buff *skb;
 
-	skb_queue_walk(&txs->frames, skb) {
-		if (!skb_cloned(skb))
-			continue;
-		copy = pskb_copy(skb, GFP_ATOMIC);
-		if (!copy)
+	skb_queue_walk(&txs->frames, skb)
+		if (skb_unclone(skb, GFP_ATOMIC))
 			return false;
-		__skb_queue_after(&txs->frames, skb, copy);
-		__skb_unlink(skb, &txs->frames);
-		if (txs->send_head == skb)
-			txs->send_head = copy;
-		/* The message, if any, goes with the copy's cb. */
-		GRIM_FRAME_CB(skb)->msg = NULL;
-		kfree_skb(skb);
-		skb = copy;
-	}
 	return true;
+}
+
+/* A forged STALE can come when the oldest frame not acknowledged is in
+ * the middle of a message, which a new incarnation cannot start with:
+ * fail that message.  Peer lock held.
+ */
+static void grim_txs_drop_partial(struct grim_txs *txs)
+{
+	struct sk_buff *skb, *last, *next;
+
+	skb = skb_peek(&txs->frames);
+	if (!skb || GRIM_FRAME_CB(skb)->whole ||
+	    ((struct grim_link_hdr *)skb->data)->flags & GRIM_FF_FIRST)
+		return;
+	last = grim_msg_end(&txs->frames, skb);
+	if (WARN_ON_ONCE(!last))
+		return;
+	do {
+		next = skb->next;
+		if (skb == txs->send_head)
+			txs->send_head = NULL;
+		__skb_unlink(skb, &txs->frames);
+		grim_frame_fail(txs, skb, -ECONNRESET);
+	} while (skb != last && (skb = next));
 }
 
 /* The receiver no longer knows the stream's incarnation and took exactly
@@ -1531,6 +1566,7 @@ static void grim_txs_renumber(struct grim_txs *txs)
 	struct sk_buff *skb;
 	u32 seq = 0;
 
+	grim_txs_drop_partial(txs);
 	if (!grim_txs_unshare(txs)) {
 		/* No memory to renumber with: fail what is queued, which
 		 * frees it too.
@@ -1583,7 +1619,8 @@ static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
 	if (!txs || ntohl(cm->inc) != txs->inc) {
-		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+		grim_count(ni, peer, txs ? GRIM_STAT_DROP_STALE_STREAM :
+					   GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
 	grim_count(ni, peer, GRIM_STAT_RX_REJECTS);

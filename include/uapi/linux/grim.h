@@ -98,6 +98,7 @@ enum {
 	IFLA_GRIM_RTO_MS,	/* u32: initial retransmission timeout, ms */
 	IFLA_GRIM_WINDOW,	/* u32: frames in flight per stream */
 	IFLA_GRIM_DATA_CRC,	/* u8: enum grim_data_crc */
+	IFLA_GRIM_STREAM_IDLE_MS, /* u32: a send stream idle this long closes */
 	__IFLA_GRIM_MAX,
 };
 
@@ -436,6 +437,7 @@ enum {
 				 */
 	GRIM_A_TX_STREAMS,	/* u32: live send streams of the NI */
 	GRIM_A_RX_STREAMS,	/* u32: live receive streams of the NI */
+	GRIM_A_STREAM_IDLE_MS,	/* u32: IFLA_GRIM_STREAM_IDLE_MS */
 	__GRIM_A_MAX,
 };
 

@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A peer restarts under 5,000 live streams.
+#
+# Host 1 keeps 5,000 sockets talking to an echo server on host 2 (grim_rdm
+# fan: one request out per socket, the next when its echo or its failure
+# report comes), over links that delay every frame, so that frames are on
+# the wire at any time.  The links keep a send stream 10 s after its last
+# message (streamidle), so that every socket's streams stay live between
+# its requests however slow the machine.  With 5,000 streams live each
+# way, host 2's grim link is deleted and made again: a restart of its NI.
+#
+# Checks: host 1 fails what the old NI had not acknowledged (ECONNRESET,
+# each reported once), echoes stop for at most 3 s at the restart and go
+# on over new streams, no
+# request is echoed twice and none out of order (fan checks every echo),
+# every socket keeps going, and once the traffic stops both NIs forget
+# their streams and send nothing more: nothing retransmits for ever.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd python3
+require_grim
+require_grim_tool
+require_ip_grim
+
+N=5000
+PORT=400
+SECS=40
+
+streams() {
+	nsx "$1" "$GRIM" -j link show dev grim0 | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+d = d[0] if isinstance(d, list) else d
+print(d['tx_streams'], d['rx_streams'])"
+}
+
+pretty "" "two hosts, grim links 1 and 2, 5 ms more on every link"
+setup_hosts 2
+grim_cluster 2
+for i in 1 2; do
+	ip -n "$(host $i)" link set grim0 type grim streamidle 10000 ||
+		fail "streamidle on host $i"
+done
+check_match "$(ip -n "$(host 1)" -d link show grim0)" "streamidle 10000ms" \
+	"ip -d link shows streamidle"
+netem_links "delay 5ms"
+wait_peer_up 1 2
+wait_peer_up 2 1
+
+# Room for a request of every socket: the echo is not the bottleneck.
+bg nsx 2 "$RDM" echo -p $PORT -t 600 -r $((N * 4096))
+wait_bound 2 $PORT
+out=$(mktemp)
+at_exit "rm -f $out"
+failed0=$(stat 1 tx_msgs_failed)
+
+pretty "" "$N sockets on host 1, each with a request out to host 2 at a time"
+ulimit -n $((N + 100)) || fail "cannot have $N sockets open"
+nsx 1 "$RDM" fan -d 2 -p $PORT -n $N -T $SECS >"$out" 2>&1 &
+fan=$!
+_PIDS+=($fan)
+for ((t = 0; t < 100; t++)); do
+	read -r tx rx <<<"$(streams 1)"
+	[ "$tx" -ge $N ] && [ "$rx" -ge $((N * 9 / 10)) ] && break
+	sleep 0.2
+done
+log "host 1 holds $tx send and $rx receive streams" \
+    "(opened $(stat 1 tx_streams_opened) and $(stat 1 rx_streams_opened)," \
+    "closed $(stat 1 tx_streams_closed) and $(stat 1 rx_streams_closed))"
+[ "$tx" -ge $N ] && [ "$rx" -ge $((N * 9 / 10)) ] ||
+	fail "host 1 never held $N streams to host 2: $(tail -3 "$out")"
+log "host 2 holds $(streams 2) (tx rx)"
+
+pretty "" "host 2's link is deleted and made again"
+ip -n "$(host 2)" link del grim0 || fail "link del"
+check_ok grim_add "$(host 2)" eth0 grim0 address 00:00:00:02
+ip -n "$(host 2)" link set grim0 type grim streamidle 10000 || fail "streamidle"
+ip -n "$(host 2)" link set grim0 up || fail "grim0 up on host 2"
+pretty "" "the sockets keep going: every echo once, in order"
+wait $fan
+rc=$?
+sed 's/^/    /' "$out" | tail -4
+[ $rc -eq 0 ] || fail "fan failed"
+last=$(tail -1 "$out")
+reports=$(sed -n 's/.* \([0-9]*\) reports .*/\1/p' <<<"$last")
+resets=$(sed -n 's/.*(\([0-9]*\) ECONNRESET).*/\1/p' <<<"$last")
+echoes=$(sed -n 's/.*sockets, \([0-9]*\) echoes.*/\1/p' <<<"$last")
+[ -n "$reports" ] && [ -n "$echoes" ] || fail "no summary from fan"
+check_eq "$(($(stat 1 tx_msgs_failed) - failed0))" "$reports" \
+	"messages failed on host 1 = failure reports its sockets read"
+[ "$resets" -gt 0 ] || fail "no request failed with ECONNRESET: was anything out?"
+[ "$echoes" -gt $((N * 2)) ] || fail "only $echoes echoes for $N sockets in $SECS s"
+after=$(sed -n 's/.* \([0-9]*\) echoes after the first report.*/\1/p' <<<"$last")
+given=$(sed -n 's/.* \([0-9]*\) given up.*/\1/p' <<<"$last")
+# Requests the old link took whose answers the echo server could not
+# send while host 2 had no link: one per socket at most.
+[ "$given" -le $N ] || fail "$given requests lost, more than one per socket"
+[ "$after" -ge $N ] || fail "only $after echoes after the restart"
+# The restart is the longest time with no echo: the new link must be
+# found and its session made.  fan measures it.
+gap=$(sed -n 's/.*longest gap \([0-9]*\) ms.*/\1/p' <<<"$last")
+log "longest time with no echo at all: $gap ms"
+[ "$gap" -le 3000 ] || fail "echoes stopped for $gap ms, more than 3 s"
+m=$(stat 2 rx_msgs)
+[ "$m" -gt 0 ] || fail "the new link on host 2 took no request"
+log "the new link took $m requests and answered $(stat 2 tx_msgs)"
+log "old-session frames dropped by the new link: $(stat 2 rx_drop_stale_session)"
+
+pretty "" "traffic over: every stream closes, nothing is sent any more"
+for ((t = 0; t < 200; t++)); do
+	[ "$(streams 1)" = "0 0" ] && [ "$(streams 2)" = "0 0" ] && break
+	sleep 0.2
+done
+check_eq "$(streams 1)" "0 0" "live streams (tx rx) on host 1"
+check_eq "$(streams 2)" "0 0" "live streams (tx rx) on host 2"
+sent() { echo $(($(stat "$1" tx_frames) + $(stat "$1" tx_acks) + $(stat "$1" tx_closes))); }
+f0=$(sent 1)
+g0=$(sent 2)
+sleep 3
+check_eq "$(($(sent 1) - f0))" 0 "data, ACK and CLOSE frames host 1 sent in 3 s of silence"
+check_eq "$(($(sent 2) - g0))" 0 "data, ACK and CLOSE frames host 2 sent in 3 s of silence"
+
+check_dmesg
+exit 0
