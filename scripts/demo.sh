@@ -166,15 +166,29 @@ step_peer_down() {
 	show_counters 1 'peer_down_events|tx_msgs_failed'
 }
 
+step_streams() {
+	banner "12. Short-lived sockets: 3000 of them, one request each; their streams come and go"
+	nsx 2 "$RDM" echo -p 105 -t 120 >/dev/null &
+	local e=$!
+	wait_bound 2 105
+	nsx 1 "$RDM" churn -d 2 -p 105 -n 3000 -j 4 | sed 's/^/    [host 1] /'
+	pp nsx 1 "$GRIM_TOOL" link show dev grim0
+	log "(a send stream idle for a second is closed: CLOSE, then CLOSED)"
+	sleep 3
+	pp nsx 1 "$GRIM_TOOL" link show dev grim0
+	kill $e 2>/dev/null
+	show_counters 1 'tx_streams_opened|tx_streams_closed|tx_closes'
+}
+
 step_kernel_log() {
-	banner "12. Kernel log (grim)"
+	banner "13. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
 STEPS=(step_topology step_module step_links step_show step_messages step_faults
        step_slow_receiver step_errqueue step_tool step_auth step_peer_down
-       step_kernel_log)
+       step_streams step_kernel_log)
 
 for s in "${STEPS[@]}"; do
 	"$s"
