@@ -366,7 +366,8 @@ static struct netlink_range_validation grim_dead_range = {
 	.min = 30, .max = 600000,
 };
 
-static const struct netlink_range_validation grim_idle_range = {
+/* Not const: 6.1's nla_policy points to a writable one. */
+static struct netlink_range_validation grim_idle_range = {
 	.min = 10, .max = GRIM_MAX_STREAM_IDLE_MS,
 };
 
