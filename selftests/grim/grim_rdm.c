@@ -1046,6 +1046,13 @@ static int churn_one(uint32_t node, uint16_t port, uint32_t seed,
 		err = 1;
 		goto out;
 	}
+	if (!(pfd.revents & POLLIN)) {
+		/* A failure report: the request was not delivered. */
+		fprintf(stderr, "churn %u: the request failed (poll %#x)\n", i,
+			pfd.revents);
+		err = 1;
+		goto out;
+	}
 	r = recvfrom(fd, ans, sizeof(ans), 0, (struct sockaddr *)&from, &fl);
 	if (r < 0) {
 		fprintf(stderr, "churn %u: recvfrom: %s\n", i, strerror(errno));
@@ -1125,6 +1132,7 @@ struct fan_sock {
 	uint32_t seq;		/* of the request out, or to send */
 	uint32_t echoed;	/* requests echoed, +1: 0 none yet */
 	uint8_t out;		/* a request is out */
+	uint8_t after;		/* echoed since the first report */
 	uint64_t sent;		/* ms: when it went */
 };
 
@@ -1147,7 +1155,7 @@ static int fan_report(int fd)
 static int do_fan(int argc, char **argv)
 {
 	unsigned long echoes = 0, reports = 0, resets = 0, late = 0;
-	unsigned long timeouts = 0, after = 0;
+	unsigned long timeouts = 0, after = 0, socks_after = 0;
 	uint32_t node = 0, n = 0, len = 200, secs = 30, i, seq, plen;
 	struct sockaddr_grim to = { .sgrim_family = AF_GRIM };
 	uint64_t t0, now, last_echo, gap = 0, next_print;
@@ -1279,6 +1287,10 @@ static int do_fan(int argc, char **argv)
 			last_echo = now;
 			echoes++;
 			after += reports > 0;
+			if (reports && !fs[i].after) {
+				fs[i].after = 1;
+				socks_after++;
+			}
 			if (seq == fs[i].seq && fs[i].out) {
 				fs[i].out = 0;
 				fs[i].seq++;
@@ -1289,8 +1301,8 @@ static int do_fan(int argc, char **argv)
 	}
 	if (now_ms() - last_echo > gap)
 		gap = now_ms() - last_echo;
-	printf("fan: %u sockets, %lu echoes, %lu reports (%lu ECONNRESET), %lu late echoes, %lu given up, %lu echoes after the first report, longest gap %llu ms\n",
-	       n, echoes, reports, resets, late, timeouts, after,
+	printf("fan: %u sockets, %lu echoes, %lu reports (%lu ECONNRESET), %lu late echoes, %lu given up, %lu echoes after the first report, to %lu sockets, longest gap %llu ms\n",
+	       n, echoes, reports, resets, late, timeouts, after, socks_after,
 	       (unsigned long long)gap);
 	return 0;
 }

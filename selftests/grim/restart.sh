@@ -99,6 +99,8 @@ given=$(sed -n 's/.* \([0-9]*\) given up.*/\1/p' <<<"$last")
 # send while host 2 had no link: one per socket at most.
 [ "$given" -le $N ] || fail "$given requests lost, more than one per socket"
 [ "$after" -ge $N ] || fail "only $after echoes after the restart"
+socks=$(sed -n 's/.* to \([0-9]*\) sockets,.*/\1/p' <<<"$last")
+check_eq "$socks" $N "sockets that had an echo after the restart"
 # The restart is the longest time with no echo: the new link must be
 # found and its session made.  fan measures it.
 gap=$(sed -n 's/.*longest gap \([0-9]*\) ms.*/\1/p' <<<"$last")

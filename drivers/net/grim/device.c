@@ -83,6 +83,7 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_STREAM_RENUMBERS] = "stream_renumbers",
 	[GRIM_STAT_DROP_STALE_STREAM] = "rx_drop_stale_stream",
 	[GRIM_STAT_DROP_NO_STREAM] = "rx_drop_no_stream",
+	[GRIM_STAT_RX_STREAMS_EXPIRED] = "rx_streams_expired",
 };
 
 static int grim_open(struct net_device *dev)

@@ -57,6 +57,11 @@
 #define GRIM_PEER_RATE		16
 #define GRIM_MAX_NI_RXS		32768
 #define GRIM_MAX_PEER_RXS	8192	/* of them, made by one peer */
+/* A receive stream is forgotten after no frame for twice dead_ms, and
+ * never sooner than this: a few of the longest a sender with something
+ * unacknowledged waits before it sends again (GRIM_MAX_RTO_MS).
+ */
+#define GRIM_RXS_EXPIRE_MIN	(5 * HZ)
 /* Buckets the stream tables start with and never go below. */
 #define GRIM_STREAM_TABLE_MIN	16384
 /* Stream incarnations a receiver remembers per peer (see rx.c). */
@@ -145,6 +150,7 @@ enum grim_stat {
 	GRIM_STAT_STREAM_RENUMBERS,
 	GRIM_STAT_DROP_STALE_STREAM,
 	GRIM_STAT_DROP_NO_STREAM,
+	GRIM_STAT_RX_STREAMS_EXPIRED,
 	GRIM_STAT_MAX
 };
 

@@ -102,7 +102,10 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 	}
 	if (!session) {
 		synchronize_rcu();
-		/* Its closed streams' timers first: they lock the peer. */
+		/* Its closed streams' timers first: they lock the peer.  The
+		 * reap work may hold some of them: wait for it too.
+		 */
+		flush_work(&ni->reap_work);
 		grim_ni_reap_txs(ni);
 		grim_peer_free(peer);
 	}

@@ -220,11 +220,11 @@ static bool grim_rxs_quiet(const struct grim_rxs *rxs)
 			  msecs_to_jiffies(READ_ONCE(rxs->peer->ni->dead_ms)));
 }
 
-/* Forget receive streams no DATA frame came for in @idle (twice
- * dead_ms).  Their senders have nothing unacknowledged on them: a sender
- * sends again what is not acknowledged at least once a second (probe,
- * timeout, refusal back-off, ABORT), and a peer silent for dead_ms is
- * down, its session over.  So the sender saw everything taken, and if
+/* Forget receive streams no DATA or ABORT frame came for in @idle (twice
+ * dead_ms, at least GRIM_RXS_EXPIRE_MIN).  Their senders have nothing
+ * unacknowledged on them: a sender sends again what is not acknowledged
+ * at least once a second (probe, timeout, refusal back-off, ABORT), and
+ * a peer silent for dead_ms is down, its session over.  So the sender saw everything taken, and if
  * it uses the stream again the REJECT STALE it meets sends nothing
  * twice.  This bounds what a peer that never closes its streams holds.
  * From the hello timer.
@@ -234,9 +234,12 @@ void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle)
 	struct grim_rxs *rxs, *tmp;
 
 	spin_lock_bh(&peer->lock);
-	list_for_each_entry_safe(rxs, tmp, &peer->rxs_list, plink)
-		if (time_after(jiffies, rxs->last_rx + idle))
+	list_for_each_entry_safe(rxs, tmp, &peer->rxs_list, plink) {
+		if (time_after(jiffies, rxs->last_rx + idle)) {
+			grim_count(peer->ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
 			grim_rxs_free(rxs);
+		}
+	}
 	spin_unlock_bh(&peer->lock);
 }
 
@@ -503,6 +506,7 @@ void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 	rxs = grim_rxs_open(ni, peer, cm);
 	if (!rxs)
 		return;
+	rxs->last_rx = jiffies;
 	if (!rxs->aborted || rxs->abort_to != to) {
 		/* The sender sends nothing past @to before our answer. */
 		rxs->rej_from = grim_seq_after(rxs->rcv_nxt, to) ? to + 1 :
