@@ -316,6 +316,18 @@ netem_clear() {
 stat() {
 	nsx "$1" ethtool -S grim0 | awk -v k="$2:" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }'
 }
+# grim_streams HOST: "TX RX", the live streams of HOST's grim0 (grim tool).
+grim_streams() {
+	nsx "$1" "$GRIM" -j link show dev grim0 | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+d = d[0] if isinstance(d, list) else d
+print(d['tx_streams'], d['rx_streams'])"
+}
+# grim_stream_frames HOST: data, ACK and CLOSE frames HOST's grim0 sent.
+grim_stream_frames() {
+	echo $(($(stat "$1" tx_frames) + $(stat "$1" tx_acks) + $(stat "$1" tx_closes)))
+}
 # wait_peer_up HOST NODE: wait until HOST can send to NODE (hello discovery).
 # The probe goes to port 9, where nobody listens: NODE's NI answers with a
 # REJECT, which comes back to the probe as its ECONNREFUSED report.

@@ -29,13 +29,6 @@ N=5000
 PORT=400
 SECS=40
 
-streams() {
-	nsx "$1" "$GRIM" -j link show dev grim0 | python3 -c "
-import json, sys
-d = json.load(sys.stdin)
-d = d[0] if isinstance(d, list) else d
-print(d['tx_streams'], d['rx_streams'])"
-}
 
 pretty "" "two hosts, grim links 1 and 2, 5 ms more on every link"
 setup_hosts 2
@@ -63,7 +56,7 @@ nsx 1 "$RDM" fan -d 2 -p $PORT -n $N -T $SECS >"$out" 2>&1 &
 fan=$!
 _PIDS+=($fan)
 for ((t = 0; t < 100; t++)); do
-	read -r tx rx <<<"$(streams 1)"
+	read -r tx rx <<<"$(grim_streams 1)"
 	[ "$tx" -ge $N ] && [ "$rx" -ge $((N * 9 / 10)) ] && break
 	sleep 0.2
 done
@@ -72,7 +65,7 @@ log "host 1 holds $tx send and $rx receive streams" \
     "closed $(stat 1 tx_streams_closed) and $(stat 1 rx_streams_closed))"
 [ "$tx" -ge $N ] && [ "$rx" -ge $((N * 9 / 10)) ] ||
 	fail "host 1 never held $N streams to host 2: $(tail -3 "$out")"
-log "host 2 holds $(streams 2) (tx rx)"
+log "host 2 holds $(grim_streams 2) (tx rx)"
 
 pretty "" "host 2's link is deleted and made again"
 ip -n "$(host 2)" link del grim0 || fail "link del"
@@ -113,17 +106,16 @@ log "old-session frames dropped by the new link: $(stat 2 rx_drop_stale_session)
 
 pretty "" "traffic over: every stream closes, nothing is sent any more"
 for ((t = 0; t < 200; t++)); do
-	[ "$(streams 1)" = "0 0" ] && [ "$(streams 2)" = "0 0" ] && break
+	[ "$(grim_streams 1)" = "0 0" ] && [ "$(grim_streams 2)" = "0 0" ] && break
 	sleep 0.2
 done
-check_eq "$(streams 1)" "0 0" "live streams (tx rx) on host 1"
-check_eq "$(streams 2)" "0 0" "live streams (tx rx) on host 2"
-sent() { echo $(($(stat "$1" tx_frames) + $(stat "$1" tx_acks) + $(stat "$1" tx_closes))); }
-f0=$(sent 1)
-g0=$(sent 2)
+check_eq "$(grim_streams 1)" "0 0" "live streams (tx rx) on host 1"
+check_eq "$(grim_streams 2)" "0 0" "live streams (tx rx) on host 2"
+f0=$(grim_stream_frames 1)
+g0=$(grim_stream_frames 2)
 sleep 3
-check_eq "$(($(sent 1) - f0))" 0 "data, ACK and CLOSE frames host 1 sent in 3 s of silence"
-check_eq "$(($(sent 2) - g0))" 0 "data, ACK and CLOSE frames host 2 sent in 3 s of silence"
+check_eq "$(($(grim_stream_frames 1) - f0))" 0 "data, ACK and CLOSE frames host 1 sent in 3 s of silence"
+check_eq "$(($(grim_stream_frames 2) - g0))" 0 "data, ACK and CLOSE frames host 2 sent in 3 s of silence"
 
 check_dmesg
 exit 0

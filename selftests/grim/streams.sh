@@ -27,14 +27,6 @@ JOBS=4
 PORT=300
 BOUND_KB=2048
 
-# streams HOST: "TX RX" live streams of HOST's grim0.
-streams() {
-	nsx "$1" "$GRIM" -j link show dev grim0 | python3 -c "
-import json, sys
-d = json.load(sys.stdin)
-d = d[0] if isinstance(d, list) else d
-print(d['tx_streams'], d['rx_streams'])"
-}
 sunreclaim() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
 
 pretty "" "two hosts, grim links 1 and 2"
@@ -61,7 +53,7 @@ rc=$?
 echo "$out" | tail -5 | sed 's/^/    /'
 [ $rc -eq 0 ] || fail "churn failed"
 for i in 1 2; do
-	log "host $i: live streams (tx rx) $(streams $i)," \
+	log "host $i: live streams (tx rx) $(grim_streams $i)," \
 	    "opened tx $(stat $i tx_streams_opened) rx $(stat $i rx_streams_opened)"
 done
 check_eq "$(($(stat 1 tx_msgs_failed) - fail0))" 0 "messages that failed on host 1"
@@ -78,11 +70,11 @@ pretty "" "idle streams close (CLOSE, CLOSED): live counts back to 0"
 # Within 6 s of the last round trip: before a receiver would forget a
 # stream on its own (twice dead_ms, 8 s), so CLOSE did it.
 for ((t = 0; t < 12; t++)); do
-	[ "$(streams 1)" = "0 0" ] && [ "$(streams 2)" = "0 0" ] && break
+	[ "$(grim_streams 1)" = "0 0" ] && [ "$(grim_streams 2)" = "0 0" ] && break
 	sleep 0.5
 done
 for i in 1 2; do
-	read -r tx rx <<<"$(streams "$i")"
+	read -r tx rx <<<"$(grim_streams "$i")"
 	check_eq "$tx $rx" "0 0" "live streams (tx rx) on host $i"
 	check_eq "$(stat "$i" tx_streams_opened)" "$(stat "$i" tx_streams_closed)" \
 		"host $i: send streams opened = closed"
@@ -95,12 +87,11 @@ for i in 1 2; do
 done
 
 pretty "" "nothing is still being sent"
-sent() { echo $(($(stat "$1" tx_frames) + $(stat "$1" tx_acks) + $(stat "$1" tx_closes))); }
-f0=$(sent 1)
-g0=$(sent 2)
+f0=$(grim_stream_frames 1)
+g0=$(grim_stream_frames 2)
 sleep 3
-check_eq "$(($(sent 1) - f0))" 0 "data, ACK and CLOSE frames host 1 sent in 3 s of silence"
-check_eq "$(($(sent 2) - g0))" 0 "data, ACK and CLOSE frames host 2 sent in 3 s of silence"
+check_eq "$(($(grim_stream_frames 1) - f0))" 0 "data, ACK and CLOSE frames host 1 sent in 3 s of silence"
+check_eq "$(($(grim_stream_frames 2) - g0))" 0 "data, ACK and CLOSE frames host 2 sent in 3 s of silence"
 
 pretty "" "memory: the slab is back near where it started"
 netem_clear

@@ -475,6 +475,9 @@ void grim_frame_finish_head(struct sk_buff *skb, u32 tail);
 void grim_frame_finish(struct sk_buff *skb);
 void grim_frame_csum_offload(struct grim_ni *ni, struct sk_buff *skb);
 struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int extra);
+struct sk_buff *grim_ctl_frame(struct grim_ni *ni, struct grim_peer *peer,
+			       u8 type, u8 flags, u16 src_chan, u16 dst_chan,
+			       u32 seq, u32 inc, unsigned int extra);
 void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
 			struct grim_link_hdr *lh, u8 type, u8 flags,
 			unsigned int len);

@@ -181,20 +181,14 @@ full:
 static void grim_send_stream_reject(struct grim_ni *ni, struct grim_peer *peer,
 				    const struct grim_ctl_msg *cm, u16 reason)
 {
-	struct grim_ctl_msg *rcm;
 	struct grim_reject *r;
 	struct sk_buff *skb;
 
-	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN + sizeof(*r));
+	skb = grim_ctl_frame(ni, peer, GRIM_FT_REJECT, 0, ntohs(cm->dst_chan),
+			     ntohs(cm->src_chan), ntohl(cm->seq),
+			     ntohl(cm->inc), sizeof(*r));
 	if (!skb)
 		return;
-	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
-			   GRIM_FT_REJECT, 0, 0);
-	rcm = skb_put(skb, sizeof(*rcm));
-	rcm->src_chan = cm->dst_chan;
-	rcm->dst_chan = cm->src_chan;
-	rcm->seq = cm->seq;
-	rcm->inc = cm->inc;
 	r = skb_put(skb, sizeof(*r));
 	r->reason = htons(reason);
 	r->reserved = 0;
@@ -308,7 +302,6 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 {
 	u32 inc = ntohl(cm->inc), seq = ntohl(cm->seq);
 	struct grim_rxs *rxs;
-	struct grim_ctl_msg *rcm;
 	struct sk_buff *skb;
 
 	rxs = grim_rxs_find(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
@@ -328,16 +321,10 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 		/* Never took any of it: it never will. */
 		grim_inc_burn(peer, inc);
 	}
-	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN);
+	skb = grim_ctl_frame(ni, peer, GRIM_FT_CLOSED, 0, ntohs(cm->dst_chan),
+			     ntohs(cm->src_chan), seq, inc, 0);
 	if (!skb)
 		return;
-	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
-			   GRIM_FT_CLOSED, 0, 0);
-	rcm = skb_put(skb, sizeof(*rcm));
-	rcm->src_chan = cm->dst_chan;
-	rcm->dst_chan = cm->src_chan;
-	rcm->seq = cm->seq;
-	rcm->inc = cm->inc;
 	grim_frame_finish(skb);
 	grim_xmit(ni, peer, skb);
 }
@@ -418,23 +405,16 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 {
 	bool sack = type == GRIM_FT_ACK && !skb_queue_empty(&rxs->ooo);
 	bool rej = type == GRIM_FT_REJECT;
-	struct grim_ctl_msg *cm;
 	struct sk_buff *skb, *pos;
 	u64 held = 0;
 
-	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN +
+	/* Channels from the sender of this control message's side. */
+	skb = grim_ctl_frame(ni, peer, type, sack ? GRIM_FF_SACK : 0,
+			     rxs->dst_chan, rxs->src_chan, seq, rxs->inc,
 			     (sack ? sizeof(struct grim_sack) : 0) +
 			     (rej ? sizeof(struct grim_reject) : 0));
 	if (!skb)
 		return;
-	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN), type,
-			   sack ? GRIM_FF_SACK : 0, 0);
-	cm = skb_put(skb, sizeof(*cm));
-	/* Channels from the sender of this control message's side. */
-	cm->src_chan = htons(rxs->dst_chan);
-	cm->dst_chan = htons(rxs->src_chan);
-	cm->seq = htonl(seq);
-	cm->inc = htonl(rxs->inc);
 	if (sack) {
 		/* What waits past the gap, so that only the gap is resent. */
 		skb_queue_walk(&rxs->ooo, pos) {

@@ -67,7 +67,7 @@ static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
 				      struct grim_peer *peer,
 				      const struct grim_ctl_msg *cm, u16 reason,
 				      u32 from);
-static void grim_txs_send_abort(struct grim_txs *txs);
+static void grim_txs_send_ctl(struct grim_txs *txs, u8 type);
 static void grim_txs_aborted(struct grim_txs *txs, u32 from);
 
 /* A new incarnation for a stream to @peer: never 0.  Peer lock held. */
@@ -618,28 +618,23 @@ static void grim_txs_give_up_orphans(struct grim_txs *txs)
 		grim_txs_now_idle(txs);
 }
 
-/* Tell the receiver that the stream is done: everything before
- * next_seq was acknowledged.  Peer lock held.
+/* A CLOSE (everything before next_seq was acknowledged) or an ABORT
+ * (give up the frames up to abort_to) of @txs.  Peer lock held.
  */
-static void grim_txs_send_close(struct grim_txs *txs)
+static void grim_txs_send_ctl(struct grim_txs *txs, u8 type)
 {
 	struct grim_peer *peer = txs->peer;
 	struct grim_ni *ni = peer->ni;
-	struct grim_ctl_msg *cm;
+	bool close = type == GRIM_FT_CLOSE;
 	struct sk_buff *skb;
 
-	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN);
+	skb = grim_ctl_frame(ni, peer, type, 0, txs->src_chan, txs->dst_chan,
+			     close ? txs->next_seq : txs->abort_to, txs->inc,
+			     0);
 	if (!skb)
 		return;		/* the timer sends it again */
-	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
-			   GRIM_FT_CLOSE, 0, 0);
-	cm = skb_put(skb, sizeof(*cm));
-	cm->src_chan = htons(txs->src_chan);
-	cm->dst_chan = htons(txs->dst_chan);
-	cm->seq = htonl(txs->next_seq);
-	cm->inc = htonl(txs->inc);
 	grim_frame_finish(skb);
-	grim_count(ni, peer, GRIM_STAT_TX_CLOSES);
+	grim_count(ni, peer, close ? GRIM_STAT_TX_CLOSES : GRIM_STAT_TX_ABORTS);
 	grim_xmit(ni, peer, skb);
 }
 
@@ -652,7 +647,7 @@ static void grim_txs_close(struct grim_txs *txs)
 	txs->closing = true;
 	txs->progress = jiffies;
 	txs->rto = txs->rto_base;
-	grim_txs_send_close(txs);
+	grim_txs_send_ctl(txs, GRIM_FT_CLOSE);
 	mod_timer(&txs->timer, jiffies + txs->rto);
 }
 
@@ -671,7 +666,7 @@ static void grim_txs_close_timer(struct grim_txs *txs)
 		return;
 	}
 	if (peer->state == GRIM_PEER_UP)
-		grim_txs_send_close(txs);
+		grim_txs_send_ctl(txs, GRIM_FT_CLOSE);
 	txs->rto = min_t(unsigned long, txs->rto * 2,
 			 msecs_to_jiffies(GRIM_MAX_RTO_MS));
 	mod_timer(&txs->timer, jiffies + txs->rto);
@@ -718,7 +713,7 @@ static void grim_txs_timer(struct timer_list *t)
 	}
 	if (txs->aborting) {
 		if (peer->state == GRIM_PEER_UP)
-			grim_txs_send_abort(txs);
+			grim_txs_send_ctl(txs, GRIM_FT_ABORT);
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
 		mod_timer(&txs->timer, jiffies + txs->rto);
@@ -1395,29 +1390,6 @@ static void grim_txs_cut_tail(struct grim_txs *txs, struct sk_buff *skb,
 		txs->send_head = NULL;
 }
 
-/* Ask the receiver to give up the frames up to abort_to.  Peer lock. */
-static void grim_txs_send_abort(struct grim_txs *txs)
-{
-	struct grim_peer *peer = txs->peer;
-	struct grim_ni *ni = peer->ni;
-	struct grim_ctl_msg *cm;
-	struct sk_buff *skb;
-
-	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN);
-	if (!skb)
-		return;		/* the timer sends it again */
-	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
-			   GRIM_FT_ABORT, 0, 0);
-	cm = skb_put(skb, sizeof(*cm));
-	cm->src_chan = htons(txs->src_chan);
-	cm->dst_chan = htons(txs->dst_chan);
-	cm->seq = htonl(txs->abort_to);
-	cm->inc = htonl(txs->inc);
-	grim_frame_finish(skb);
-	grim_count(ni, peer, GRIM_STAT_TX_ABORTS);
-	grim_xmit(ni, peer, skb);
-}
-
 /* The receiver gave up the frames up to abort_to, and had taken those
  * before @from: the messages that end before @from were delivered; the
  * others are cut again for the lower MTU of now, and sent after
@@ -1495,7 +1467,7 @@ static void grim_txs_lower_mtu(struct grim_txs *txs, const struct grim_geom *g)
 	txs->aborting = true;
 	txs->abort_to = GRIM_FRAME_CB(end)->seq;
 	txs->rto = txs->rto_base;
-	grim_txs_send_abort(txs);
+	grim_txs_send_ctl(txs, GRIM_FT_ABORT);
 	mod_timer(&txs->timer, jiffies + txs->rto);
 }
 

@@ -326,6 +326,31 @@ struct sk_buff *grim_ctl_alloc(struct grim_ni *ni, unsigned int len)
 	return skb;
 }
 
+/* A control frame of @type about a stream: the link header and the
+ * control message, with @extra bytes of room after them for the caller
+ * to put.  Channels are from this NI's side: its own first.  NULL when
+ * memory ran out (the frame is sent again, or its answer asked again).
+ */
+struct sk_buff *grim_ctl_frame(struct grim_ni *ni, struct grim_peer *peer,
+			       u8 type, u8 flags, u16 src_chan, u16 dst_chan,
+			       u32 seq, u32 inc, unsigned int extra)
+{
+	struct grim_ctl_msg *cm;
+	struct sk_buff *skb;
+
+	skb = grim_ctl_alloc(ni, GRIM_CTL_LEN + extra);
+	if (!skb)
+		return NULL;
+	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN), type, flags,
+			   0);
+	cm = skb_put(skb, sizeof(*cm));
+	cm->src_chan = htons(src_chan);
+	cm->dst_chan = htons(dst_chan);
+	cm->seq = htonl(seq);
+	cm->inc = htonl(inc);
+	return skb;
+}
+
 /* Hand one frame to the lower device (or, for our own node, back to our
  * receive path through the backlog, so sending to oneself follows the
  * same protocol).  Consumes @skb.  The skb may be a clone of a frame
