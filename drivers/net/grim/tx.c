@@ -311,18 +311,13 @@ static void grim_frame_fail(struct grim_txs *txs, struct sk_buff *skb,
 	grim_ep_tx_failed(msg, &cb, len, err);
 }
 
-/* Fail everything queued; restart the stream at sequence 0, under a new
- * incarnation.
+/* A new incarnation of @txs, from sequence 0, with nothing sent and no
+ * recovery, refusal or close going on; what is queued stays, for the
+ * caller to number.  Peer lock held.
  */
-void grim_txs_fail(struct grim_txs *txs, int err)
+static void grim_txs_restart(struct grim_txs *txs)
 {
-	struct sk_buff *skb;
-
-	while ((skb = __skb_dequeue(&txs->frames)))
-		grim_frame_fail(txs, skb, err);
 	txs->inc = grim_peer_next_inc(txs->peer);
-	txs->closing = false;
-	grim_txs_now_idle(txs);
 	txs->send_head = NULL;
 	txs->next_seq = 0;
 	txs->snd_una = 0;
@@ -336,8 +331,22 @@ void grim_txs_fail(struct grim_txs *txs, int err)
 	txs->probe = false;
 	txs->skip = false;
 	txs->aborting = false;
+	txs->closing = false;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
+}
+
+/* Fail everything queued; restart the stream at sequence 0, under a new
+ * incarnation.
+ */
+void grim_txs_fail(struct grim_txs *txs, int err)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(&txs->frames)))
+		grim_frame_fail(txs, skb, err);
+	grim_txs_restart(txs);
+	grim_txs_now_idle(txs);
 }
 
 static struct sk_buff *grim_txs_frame_at(struct grim_txs *txs, u32 seq)
@@ -1546,7 +1555,7 @@ static void grim_txs_renumber(struct grim_txs *txs)
 		grim_txs_fail(txs, -ENOBUFS);
 		return;
 	}
-	txs->inc = grim_peer_next_inc(txs->peer);
+	grim_txs_restart(txs);
 	skb_queue_walk(&txs->frames, skb) {
 		struct grim_ctl_msg *cm = (struct grim_ctl_msg *)
 					  (skb->data + GRIM_LINK_HLEN);
@@ -1559,20 +1568,7 @@ static void grim_txs_renumber(struct grim_txs *txs)
 		seq++;
 	}
 	txs->next_seq = seq;
-	txs->snd_una = 0;
-	txs->snd_nxt = 0;
-	txs->next_sent = 0;
-	txs->recover = 0;
 	txs->send_head = skb_peek(&txs->frames);
-	txs->dupacks = 0;
-	txs->fast = false;
-	txs->probed = false;
-	txs->held = false;
-	txs->probe = false;
-	txs->skip = false;
-	txs->closing = false;
-	txs->rto = txs->rto_base;
-	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->progress = jiffies;
 }
 
