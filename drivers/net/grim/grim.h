@@ -277,6 +277,10 @@ struct grim_peer {
 	 * (receive, timers) and process context (send), always with BH off.
 	 */
 	spinlock_t lock;
+	/* Frames made under @lock, sent once it is released: see
+	 * grim_peer_unlock().
+	 */
+	struct sk_buff_head xmitq;
 	u32 node;
 	u8 mac[ETH_ALEN];
 	enum grim_peer_state state;
@@ -481,10 +485,19 @@ struct sk_buff *grim_ctl_frame(struct grim_ni *ni, struct grim_peer *peer,
 void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
 			struct grim_link_hdr *lh, u8 type, u8 flags,
 			unsigned int len);
-void grim_xmit(struct grim_ni *ni, struct grim_peer *peer,
-	       struct sk_buff *skb);
 void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
 		    struct sk_buff *skb, u32 echo, const u8 *mac);
+void grim_peer_xmit(struct grim_peer *peer, struct sk_buff *skb);
+void grim_peer_unlock(struct grim_peer *peer) __releases(&peer->lock);
+
+/* grim_peer_unlock() for a lock taken with spin_lock_bh(). */
+static inline void grim_peer_unlock_bh(struct grim_peer *peer)
+	__releases(&peer->lock)
+{
+	grim_peer_unlock(peer);
+	local_bh_enable();
+}
+
 int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	     struct packet_type *pt, struct net_device *orig_dev);
 

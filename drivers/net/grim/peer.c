@@ -93,6 +93,7 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	peer->ni = ni;
 	peer->node = node;
 	spin_lock_init(&peer->lock);
+	__skb_queue_head_init(&peer->xmitq);
 	peer->state = GRIM_PEER_NEW;
 	peer->lgen = ni->base_gen;
 	peer->auth_chal = grim_auth_random();
@@ -250,7 +251,7 @@ static void grim_peer_reclaim(struct grim_ni *ni, struct grim_peer *peer,
 		list_add_tail(&peer->reap_link, &ni->reap);
 		gone = true;
 	}
-	spin_unlock(&peer->lock);
+	grim_peer_unlock(peer);
 	spin_unlock_bh(&ni->lock);
 	if (gone)
 		schedule_work(&ni->reap_work);
@@ -705,7 +706,7 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 	if (answer && !ni->tentative)
 		grim_send_probe(ni, peer, peer->state != GRIM_PEER_UP);
 out:
-	spin_unlock(&peer->lock);
+	grim_peer_unlock(peer);
 }
 
 static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
@@ -740,7 +741,7 @@ static void grim_ni_fail_all(struct grim_ni *ni, int err)
 				peer->rgen = 0;
 				peer->rbase = 0;
 			}
-			spin_unlock_bh(&peer->lock);
+			grim_peer_unlock_bh(peer);
 		}
 	}
 	rcu_read_unlock();
@@ -796,7 +797,7 @@ void grim_hello_timer(struct timer_list *t)
 			else if (peer->state == GRIM_PEER_NEW)
 				grim_send_probe(ni, peer, true);
 next:
-			spin_unlock_bh(&peer->lock);
+			grim_peer_unlock_bh(peer);
 			if (stale)
 				grim_peer_reclaim(ni, peer, dead);
 		}
@@ -852,6 +853,9 @@ void grim_peer_free(struct grim_peer *peer)
 
 	del_timer_sync(&peer->ack_timer);
 	WARN_ON_ONCE(!list_empty(&peer->rxs_list));
+	/* Every release of the lock sends what was queued under it. */
+	WARN_ON_ONCE(!skb_queue_empty(&peer->xmitq));
+	__skb_queue_purge(&peer->xmitq);
 	list_for_each_entry_safe(txs, tmp, &peer->txs_list, plink) {
 		del_timer_sync(&txs->timer);
 		kfree(txs);
@@ -883,7 +887,7 @@ void grim_ni_stop(struct grim_ni *ni)
 			peer->dead = true;
 			grim_peer_flush(peer, -ENETDOWN);
 			grim_peer_unhash_streams(peer);
-			spin_unlock_bh(&peer->lock);
+			grim_peer_unlock_bh(peer);
 		}
 	}
 	/* No stream closes any more: free those that did. */

@@ -51,7 +51,7 @@ int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,
 	ether_addr_copy(peer->mac, mac);
 	peer->configured = true;
 	peer->last_rx = jiffies;
-	spin_unlock_bh(&peer->lock);
+	grim_peer_unlock_bh(peer);
 	return 0;
 }
 
@@ -93,7 +93,7 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 		} else {
 			grim_peer_unlink(ni, peer, -ECONNABORTED);
 		}
-		spin_unlock(&peer->lock);
+		grim_peer_unlock(peer);
 	}
 	spin_unlock_bh(&ni->lock);
 	if (!peer) {

@@ -199,7 +199,7 @@ static void grim_send_stream_reject(struct grim_ni *ni, struct grim_peer *peer,
 	grim_frame_finish(skb);
 	grim_count(ni, peer, GRIM_STAT_TX_REJECTS);
 	grim_count(ni, peer, GRIM_STAT_STREAM_REJECTS);
-	grim_xmit(ni, peer, skb);
+	grim_peer_xmit(peer, skb);
 }
 
 /* Whether @rxs may give way to a newer incarnation of its channels.
@@ -234,7 +234,7 @@ void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle)
 			grim_rxs_free(rxs);
 		}
 	}
-	spin_unlock_bh(&peer->lock);
+	grim_peer_unlock_bh(peer);
 }
 
 /* The stream a DATA or ABORT frame of incarnation @cm->inc belongs to,
@@ -326,7 +326,7 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 	if (!skb)
 		return;
 	grim_frame_finish(skb);
-	grim_xmit(ni, peer, skb);
+	grim_peer_xmit(peer, skb);
 }
 
 static void grim_rxs_purge_ooo(struct grim_rxs *rxs)
@@ -396,7 +396,7 @@ void grim_ack_timer(struct timer_list *t)
 		list_for_each_entry_safe(rxs, tmp, &peer->ack_list, ack_link)
 			grim_send_ctl(peer->ni, peer, rxs, GRIM_FT_ACK,
 				      rxs->rcv_nxt);
-	spin_unlock_bh(&peer->lock);
+	grim_peer_unlock_bh(peer);
 }
 
 /* ACK, NACK or REJECT @seq of stream @rxs.  Peer lock held. */
@@ -436,7 +436,7 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	grim_frame_finish(skb);
 	grim_count(ni, peer, type == GRIM_FT_ACK ? GRIM_STAT_TX_ACKS :
 			     rej ? GRIM_STAT_TX_REJECTS : GRIM_STAT_TX_NACKS);
-	grim_xmit(ni, peer, skb);
+	grim_peer_xmit(peer, skb);
 	if (type == GRIM_FT_ACK)
 		grim_rxs_acked(rxs);
 }
@@ -523,7 +523,7 @@ void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
 		rxs->state = GRIM_RX_DISCARD;
 		rxs->reason = GRIM_REJ_TIMEOUT;
 	}
-	spin_unlock_bh(&peer->lock);
+	grim_peer_unlock_bh(peer);
 }
 
 /* What grim_rx_first() did with a frame, besides a stat to drop it by. */

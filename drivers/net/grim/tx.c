@@ -470,7 +470,7 @@ static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb)
 			      GRIM_FRAME_CB(skb)->seq);
 	grim_count(peer->ni, peer, GRIM_STAT_RETRANS_FRAMES);
 	grim_count(peer->ni, peer, GRIM_STAT_TX_FRAMES);
-	grim_xmit(peer->ni, peer, copy);
+	grim_peer_xmit(peer, copy);
 }
 
 /* Fill the holes an ACK of @seq reports: frames from @seq up to the last
@@ -524,8 +524,8 @@ static void grim_txs_arm(struct grim_txs *txs)
 		mod_timer(&txs->timer, due);
 }
 
-/* Transmit what the window allows.  Peer lock held.  Frames go to the
- * device under the lock so that a stream's frames leave in order.
+/* Transmit what the window allows.  Peer lock held: the frames wait on
+ * the peer's queue until it is released (grim_peer_unlock()).
  */
 void grim_txs_push(struct grim_txs *txs)
 {
@@ -564,7 +564,7 @@ void grim_txs_push(struct grim_txs *txs)
 		txs->snd_nxt++;
 		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
 				 NULL : skb->next;
-		grim_xmit(ni, peer, clone);
+		grim_peer_xmit(peer, clone);
 	}
 	if (txs->snd_nxt != txs->snd_una || txs->send_head)
 		grim_txs_arm(txs);
@@ -644,7 +644,7 @@ static void grim_txs_send_ctl(struct grim_txs *txs, u8 type)
 		return;		/* the timer sends it again */
 	grim_frame_finish(skb);
 	grim_count(ni, peer, close ? GRIM_STAT_TX_CLOSES : GRIM_STAT_TX_ABORTS);
-	grim_xmit(ni, peer, skb);
+	grim_peer_xmit(peer, skb);
 }
 
 /* Close an idle stream: CLOSE until the receiver answers CLOSED.  A
@@ -762,7 +762,7 @@ static void grim_txs_timer(struct timer_list *t)
 	}
 	grim_txs_push(txs);
 out:
-	spin_unlock_bh(&peer->lock);
+	grim_peer_unlock_bh(peer);
 }
 
 /* An ACK or NACK for one of our streams.  Peer lock held.  An ACK
@@ -1231,7 +1231,7 @@ static int grim_ni_queue(struct grim_ni *ni, struct sk_buff_head *frames,
 	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, len);
 	grim_txs_push(txs);
 unlock:
-	spin_unlock_bh(&peer->lock);
+	grim_peer_unlock_bh(peer);
 	return err;
 }
 
@@ -1496,7 +1496,7 @@ void grim_peer_lower_mtu(struct grim_peer *peer)
 		grim_txs_lower_mtu(txs, &g);
 		grim_txs_push(txs);
 	}
-	spin_unlock_bh(&peer->lock);
+	grim_peer_unlock_bh(peer);
 }
 
 /* Give every frame of @txs a private head: a first transmission's clone

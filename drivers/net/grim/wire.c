@@ -393,10 +393,45 @@ void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
 		grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
 }
 
-void grim_xmit(struct grim_ni *ni, struct grim_peer *peer, struct sk_buff *skb)
+static void grim_xmit(struct grim_ni *ni, struct grim_peer *peer,
+		      struct sk_buff *skb)
 {
 	grim_xmit_echo(ni, peer, skb, peer ? READ_ONCE(peer->auth_rchal) : 0,
 		       NULL);
+}
+
+/* Queue a frame made under the peer lock.  It goes to the lower device
+ * when the lock is released: nothing holds the lock every stream of the
+ * peer shares across the lower device's transmit path.
+ */
+void grim_peer_xmit(struct grim_peer *peer, struct sk_buff *skb)
+{
+	lockdep_assert_held(&peer->lock);
+	__skb_queue_tail(&peer->xmitq, skb);
+}
+
+/* Release the peer lock, BH still off, and send what was queued under
+ * it.  Each CPU sends the frames it took, in their order; two CPUs that
+ * release the lock at once may interleave theirs, which the transport
+ * takes as any reordering.  (A single sender for all would keep a
+ * stream's order across CPUs, but could be held sending, BH off, for as
+ * long as the other CPUs keep queueing.)
+ */
+void grim_peer_unlock(struct grim_peer *peer)
+	__releases(&peer->lock)
+{
+	struct sk_buff_head q;
+	struct sk_buff *skb;
+
+	if (skb_queue_empty(&peer->xmitq)) {
+		spin_unlock(&peer->lock);
+		return;
+	}
+	__skb_queue_head_init(&q);
+	skb_queue_splice_init(&peer->xmitq, &q);
+	spin_unlock(&peer->lock);
+	while ((skb = __skb_dequeue(&q)))
+		grim_xmit(peer->ni, peer, skb);
 }
 
 static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb,
@@ -551,12 +586,12 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	spin_lock(&peer->lock);
 	if (peer->dead || !grim_peer_auth_fresh(ni, peer, &ai) ||
 	    !grim_peer_check_session(ni, peer, lh)) {
-		spin_unlock(&peer->lock);
+		grim_peer_unlock(peer);
 		goto drop;
 	}
 	if (lh->type == GRIM_FT_DATA) {
 		grim_rx_data(ni, peer, skb);	/* consumes skb */
-		spin_unlock(&peer->lock);
+		grim_peer_unlock(peer);
 		return NET_RX_SUCCESS;
 	}
 	if (lh->type == GRIM_FT_ABORT)
@@ -573,7 +608,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		grim_tx_rcv_ctl(ni, peer, lh,
 				(const struct grim_ctl_msg *)(lh + 1), held,
 				false);
-	spin_unlock(&peer->lock);
+	grim_peer_unlock(peer);
 
 consume:
 	consume_skb(skb);
