@@ -19,6 +19,7 @@
 #                                    results dir of an earlier run
 #
 # Environment: GRIM_TEST_TIMEOUT (per test, default 3600 s),
+# GRIM_TEST_RESTART_STREAMS (restart.sh's sockets, default 1000),
 # GRIM_VM_TIMEOUT (the whole VM, default 18000 s), GRIM_VM_MEM (3G),
 # GRIM_DEBUG_APPEND (kernel command line, default slub_debug=FZP), and
 # what scripts/vm-run.sh takes.  Results in .vm-out/<release>/ as for
@@ -236,6 +237,7 @@ GRIM_VM_MEM=${GRIM_VM_MEM:-3G} \
 GRIM_VM_APPEND=${GRIM_DEBUG_APPEND-slub_debug=FZP} \
 GRIM_TEST_TIMEOUT=${GRIM_TEST_TIMEOUT:-3600} \
 GRIM_VM_TIMEOUT=${GRIM_VM_TIMEOUT:-18000} \
+GRIM_TEST_RESTART_STREAMS=${GRIM_TEST_RESTART_STREAMS:-1000} \
 GRIM_TEST_KMEMLEAK=1 GRIM_VM_LOG_IGNORE="$log_ignore" \
 	scripts/vm-run.sh "$@" 2>&1 | tee "$vlog" |
 	sed -u "s/^\([0-9]\+ passed, [0-9]\+ failed\)$/kernel $kv: \1/"
