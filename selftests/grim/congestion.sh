@@ -49,7 +49,7 @@ wait $r || {
 log "$(grep -v '^recv: listening' "$out")"
 log "host 5's port: $(tc -s -n "$SWITCH_NS" qdisc show dev p5 | grep -o 'dropped [0-9]*')"
 for i in 1 2 3 4; do
-	log "host $i: $(nsx $i ethtool -S grim0 | grep -E 'tx_cwnd_cuts|retransmit_frames|retransmit_timeouts|fast_retransmits' | tr -s ' \n' ' ')"
+	log "host $i: $(nsx $i ethtool -S grim0 | grep -E 'tx_cwnd_cuts|retransmit_frames|retransmit_timeouts|retransmit_probes|fast_retransmits' | tr -s ' \n' ' ')"
 done
 res=$(python3 - "$out" $RATE_BIT $SECS <<'EOF'
 import re, sys
