@@ -24,6 +24,7 @@ require_root
 require_cmd ethtool od python3
 require_grim
 require_grim_tool
+require_ip_grim
 
 INJECT=$(dirname "$0")/grim_inject
 FLOOD=50000	# frames to each host
@@ -53,6 +54,10 @@ for i in 1 2; do
 	grim_add "$(host $i)" eth0 grim0 address "$(grim_addr $i)" ||
 		fail "grim0 on host $i"
 	nsx $i "$GRIM" key add dev grim0 id 1 secret-file "$key" || fail "key"
+	# The peers' streams are compared before and after the flood: they
+	# must outlive the pauses between batches, not close after 1 s.
+	ip -n "$(host $i)" link set grim0 type grim streamidle 60000 ||
+		fail "streamidle on host $i"
 	ip -n "$(host $i)" link set grim0 up || fail "grim0 up on host $i"
 done
 wait_peer_up 1 2
