@@ -43,15 +43,18 @@
  * source) and closes.  Any error, a wrong answer or none within TIMEOUT_S
  * fails it; it prints "churn: N round trips ok".
  *
- *   grim_rdm fan -d NODE -p PORT -n SOCKETS [-T SECONDS] [-l LEN]
+ *   grim_rdm fan -d NODE -p PORT -n SOCKETS [-T SECONDS] [-l LEN] [-G MS]
  *
  * fan keeps SOCKETS sockets (ephemeral ports) talking to an echo server
  * at NODE:PORT for SECONDS: each has one request at a time out, and sends
  * the next when the echo or a failure report of the last comes back.  An
  * echo must be of the socket's last request (or of one reported failed:
  * the peer may have taken it just before it restarted), never twice.  A
- * request with neither after 5 s is given up (its answer was lost: an
- * echo server drops what it cannot send).  It prints, every second, the
+ * request with neither after MS milliseconds (-G, default 5000) is given
+ * up (its answer was lost: an echo server drops what it cannot send).
+ * With every socket's request out at once, a request waits behind all
+ * the others: MS must be well above SOCKETS over the server's rate, or
+ * requests given up too soon add to the load.  It prints, every second, the
  * echoes and reports so far, and at the end the totals, the echoes after
  * the first report, and the longest time with no echo at all.
  *
@@ -1158,14 +1161,14 @@ static int do_fan(int argc, char **argv)
 	unsigned long timeouts = 0, after = 0, socks_after = 0;
 	uint32_t node = 0, n = 0, len = 200, secs = 30, i, seq, plen;
 	struct sockaddr_grim to = { .sgrim_family = AF_GRIM };
-	uint64_t t0, now, last_echo, gap = 0, next_print;
+	uint64_t t0, now, last_echo, gap = 0, next_print, giveup = 5000;
 	static uint8_t buf[4096], ans[4096];
 	struct pollfd *pfd;
 	struct fan_sock *fs;
 	int opt, err;
 	ssize_t r;
 
-	while ((opt = getopt(argc, argv, "d:p:n:T:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:n:T:l:G:")) != -1) {
 		switch (opt) {
 		case 'd':
 			node = strtoul(optarg, NULL, 0);
@@ -1182,12 +1185,16 @@ static int do_fan(int argc, char **argv)
 		case 'l':
 			len = strtoul(optarg, NULL, 0);
 			break;
+		case 'G':
+			giveup = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			return 2;
 		}
 	}
 	to.sgrim_node = node;
-	if (!node || !to.sgrim_port || !n || len < 8 || len > sizeof(buf))
+	if (!node || !to.sgrim_port || !n || len < 8 || len > sizeof(buf) ||
+	    !giveup)
 		return 2;
 	fs = calloc(n, sizeof(*fs));
 	pfd = calloc(n, sizeof(*pfd));
@@ -1257,7 +1264,7 @@ static int do_fan(int argc, char **argv)
 			 * link went away drops what it cannot send.  Give up
 			 * waiting for it, as a program would.
 			 */
-			if (fs[i].out && now - fs[i].sent > 5000) {
+			if (fs[i].out && now - fs[i].sent > giveup) {
 				timeouts++;
 				fs[i].out = 0;
 				fs[i].seq++;
