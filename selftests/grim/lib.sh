@@ -32,10 +32,11 @@ else
 	_c_on='' _c_err='' _c_off=''
 fi
 
-# pretty [NS] MESSAGE: a step heading.
+# pretty [NS] MESSAGE: a step heading, with the seconds since the test
+# started (slow steps show in the logs).
 pretty() {
 	local where=${1:+[$1] }
-	echo "${_c_on}[+] ${where}${2}${_c_off}"
+	echo "${_c_on}[+] ${where}${2}${_c_off} (${SECONDS}s)"
 }
 log() { echo "    $*"; }
 # pp CMD...: print a command, then run it.
@@ -317,12 +318,15 @@ stat() {
 	nsx "$1" ethtool -S grim0 | awk -v k="$2:" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }'
 }
 # grim_streams HOST: "TX RX", the live streams of HOST's grim0 (grim tool).
+# The tool's plain output, read with awk: the tests poll these, and a
+# python3 start costs a second under TCG.
 grim_streams() {
-	nsx "$1" "$GRIM" -j link show dev grim0 | python3 -c "
-import json, sys
-d = json.load(sys.stdin)
-d = d[0] if isinstance(d, list) else d
-print(d['tx_streams'], d['rx_streams'])"
+	nsx "$1" "$GRIM" link show dev grim0 |
+		awk '$1 == "streams:" { print $3, $5 + 0; f = 1 } END { if (!f) print "missing" }'
+}
+# grim_peers HOST: "NODE STATE" for each entry of HOST's grim0 peer table.
+grim_peers() {
+	nsx "$1" "$GRIM" peer show dev grim0 | awk '$2 == "node" { print $3, $4 }'
 }
 # grim_stream_frames HOST: data, ACK and CLOSE frames HOST's grim0 sent.
 grim_stream_frames() {

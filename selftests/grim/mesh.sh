@@ -13,7 +13,6 @@
 
 source "$(dirname "$0")/lib.sh"
 require_root
-require_cmd python3
 require_grim
 require_grim_tool
 
@@ -22,17 +21,9 @@ COUNT=40
 PORT=200
 
 # ups HOST: how many peers HOST holds up, itself not counted.
-ups() {
-	nsx "$1" "$GRIM" -j peer show dev grim0 | python3 -c "
-import json, sys
-d = json.load(sys.stdin)
-print(sum(1 for p in d if p.get('state') == 'up' and p.get('node') != $1))"
-}
+ups() { grim_peers "$1" | awk -v me="$1" '$1 != me && $2 == "up" { n++ } END { print n + 0 }'; }
 # npeers HOST: entries in HOST's peer table, itself included.
-npeers() {
-	nsx "$1" "$GRIM" -j peer show dev grim0 |
-		python3 -c "import json, sys; print(len(json.load(sys.stdin)))"
-}
+npeers() { grim_peers "$1" | wc -l; }
 
 pretty "" "$N hosts on one bridge, a GRIM link each"
 setup_hosts $N
@@ -41,11 +32,11 @@ grim_cluster $N
 pretty "" "every host discovers the $((N - 1)) others"
 for ((i = 1; i <= N; i++)); do
 	for ((t = 0; t < 300; t++)); do
-		[ "$(ups $i)" = $((N - 1)) ] && break
+		u=$(ups $i)
+		[ "$u" = $((N - 1)) ] && break
 		sleep 0.2
 	done
-	[ "$(ups $i)" = $((N - 1)) ] ||
-		fail "host $i has $(ups $i) peers up of $((N - 1))"
+	[ "$u" = $((N - 1)) ] || fail "host $i has $u peers up of $((N - 1))"
 done
 for ((i = 1; i <= N; i++)); do
 	check_eq "$(npeers $i)" $N "peer table entries on host $i"

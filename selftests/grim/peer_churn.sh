@@ -16,7 +16,7 @@
 
 source "$(dirname "$0")/lib.sh"
 require_root
-require_cmd ethtool python3
+require_cmd ethtool
 require_grim
 require_grim_tool
 require_ip_grim
@@ -27,19 +27,10 @@ DEAD_MS=1000
 CHURN=2000
 GAP_MS=66	# 15 new node ids a second
 
-npeers() {
-	nsx "$1" "$GRIM" -j peer show dev grim0 |
-		python3 -c "import json, sys; print(len(json.load(sys.stdin)))"
-}
-has_peer() {
-	nsx "$1" "$GRIM" -j peer show dev grim0 | python3 -c "
-import json, sys
-print(sum(1 for p in json.load(sys.stdin) if p.get('node') == $2))"
-}
+npeers() { grim_peers "$1" | wc -l; }
+has_peer() { grim_peers "$1" | awk -v n="$2" '$1 == n { c++ } END { print c + 0 }'; }
 peer_state() {
-	nsx "$1" "$GRIM" -j peer show dev grim0 | python3 -c "
-import json, sys
-print(''.join(p['state'] for p in json.load(sys.stdin) if p.get('node') == $2) or 'gone')"
+	grim_peers "$1" | awk -v n="$2" '$1 == n { s = $2 } END { print s ? s : "gone" }'
 }
 slab_kb() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

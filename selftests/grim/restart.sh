@@ -20,7 +20,6 @@
 
 source "$(dirname "$0")/lib.sh"
 require_root
-require_cmd python3
 require_grim
 require_grim_tool
 require_ip_grim
