@@ -20,10 +20,12 @@ N=32
 COUNT=40
 PORT=200
 
-# ups HOST: how many peers HOST holds up, itself not counted.
-ups() { grim_peers "$1" | awk -v me="$1" '$1 != me && $2 == "up" { n++ } END { print n + 0 }'; }
-# npeers HOST: entries in HOST's peer table, itself included.
-npeers() { grim_peers "$1" | wc -l; }
+# table HOST: "UP ENTRIES": peers HOST holds up (itself not counted),
+# and entries in its peer table (itself included).
+table() {
+	grim_peers "$1" | awk -v me="$1" '$1 != me && $2 == "up" { u++ } { n++ }
+		END { print u + 0, n + 0 }'
+}
 
 pretty "" "$N hosts on one bridge, a GRIM link each"
 setup_hosts $N
@@ -32,14 +34,12 @@ grim_cluster $N
 pretty "" "every host discovers the $((N - 1)) others"
 for ((i = 1; i <= N; i++)); do
 	for ((t = 0; t < 300; t++)); do
-		u=$(ups $i)
+		read -r u n <<<"$(table $i)"
 		[ "$u" = $((N - 1)) ] && break
 		sleep 0.2
 	done
 	[ "$u" = $((N - 1)) ] || fail "host $i has $u peers up of $((N - 1))"
-done
-for ((i = 1; i <= N; i++)); do
-	check_eq "$(npeers $i)" $N "peer table entries on host $i"
+	check_eq "$n" $N "peer table entries on host $i"
 done
 
 pretty "" "2% loss and reordering on every link, both ways"
@@ -67,6 +67,7 @@ touch "$go"
 for ((i = 1; i <= N; i++)); do
 	wait "${pids[i - 1]}" || {
 		cat "$outs/$i" >&2
+		nsx $i ethtool -S grim0 | grep -v ': 0$' >&2
 		fail "host $i: the mesh did not complete"
 	}
 	check_match "$(cat "$outs/$i")" "recv: $((COUNT * (N - 1))) msgs, [0-9]+ bytes from $((N - 1)) sources in [0-9]+ ms, 0 errors" \
@@ -81,7 +82,8 @@ log "$((COUNT * N * (N - 1))) messages in $(($(date +%s) - t0)) s, $((retx - ret
 
 netem_clear
 for ((i = 1; i <= N; i++)); do
-	check_eq "$(npeers $i)" $N "peer table entries on host $i after the mesh"
+	read -r u n <<<"$(table $i)"
+	check_eq "$n" $N "peer table entries on host $i after the mesh"
 done
 check_dmesg
 exit 0
