@@ -36,7 +36,12 @@
 #
 #   scripts/check-kselftest.sh [--build]   --build: steps 1-4 only, no VM
 #
-# GRIM_TEST_* variables (sizes, counts) are passed on to the tests.
+# GRIM_TEST_* variables (sizes, counts) are passed on to the tests.  This
+# run checks the runner, the install and the reload; the loads at scale
+# are make check's, on every kernel.  Here the big ones run smaller unless
+# set: GRIM_TEST_STREAMS_COUNT 20000 (streams.sh), GRIM_TEST_CHURN 300
+# (peer_churn.sh), GRIM_TEST_RESTART_STREAMS 1000 (restart.sh),
+# GRIM_TEST_FAULT_MSGS 20000 (faults.sh).
 # Output in .vm-out/kselftest/ (GRIM_VM_OUT=<dir> for another): build
 # logs, vm/kselftest.log (the runner's output), vm/dmesg.txt.  The tree
 # and the module index in .cache/ are kept; a second run only rebuilds
@@ -211,6 +216,10 @@ per_test=$(sed -n 's/^timeout=\([0-9]\+\).*/\1/p' selftests/grim/settings 2>/dev
 per_test=${per_test:-45}
 vm_timeout=$((300 + (per_test + 15) * ${#tests[@]}))
 [ $vm_timeout -gt 2700 ] && vm_timeout=2700
+export GRIM_TEST_STREAMS_COUNT=${GRIM_TEST_STREAMS_COUNT:-20000}
+export GRIM_TEST_CHURN=${GRIM_TEST_CHURN:-300}
+export GRIM_TEST_RESTART_STREAMS=${GRIM_TEST_RESTART_STREAMS:-1000}
+export GRIM_TEST_FAULT_MSGS=${GRIM_TEST_FAULT_MSGS:-20000}
 fwd=$(env | grep -E '^GRIM_TEST_[A-Z0-9_]+=[A-Za-z0-9_.:-]*$' | tr '\n' ' ')
 vmout=$out/vm
 echo "check-kselftest: running make -C tools/testing/selftests TARGETS=grim run_tests in a VM"

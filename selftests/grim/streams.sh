@@ -21,7 +21,8 @@ require_root
 require_grim
 require_grim_tool
 
-COUNT=${STREAMS_COUNT:-100000}
+# GRIM_TEST_STREAMS_COUNT: fewer for make check-kselftest (a runner check).
+COUNT=${GRIM_TEST_STREAMS_COUNT:-100000}
 JOBS=4
 PORT=300
 BOUND_KB=2048
