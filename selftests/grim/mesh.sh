@@ -90,7 +90,7 @@ done
 if [ ${#bad[@]} -gt 0 ]; then
 	sleep 2
 	for ((i = 1; i <= N; i++)); do
-		grep -q failed "$outs/$i" || continue
+		[ "${rc[$i]:-0}" != 0 ] || grep -q failed "$outs/$i" || continue
 		echo "host $i (exit ${rc[$i]:-running}):" >&2
 		sed 's/^/    /' "$outs/$i" >&2
 		nsx $i ethtool -S grim0 | grep -v ': 0$' | tr -s ' \n' ' ' >&2
