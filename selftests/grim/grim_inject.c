@@ -39,6 +39,11 @@
  *               whose other fragments never come; each one that the
  *               endpoint makes room for pins that room until the
  *               receiver's reassembly timeout
+ *   reasmlive   valid session and CRC: the first fragment of one 64000-byte
+ *               message to the endpoint PORT, on a fresh stream, sent
+ *               COUNT times WAIT_MS apart: any frame of its stream shows
+ *               that its sender is there, and the reassembly lives on
+ *               while they come
  *   hello       valid CRC and cluster: broadcast hellos that claim node
  *               PORT, with a newer NI generation than the sniffed one,
  *               from another source MAC (02:00:00:00:ee:ee)
@@ -1244,6 +1249,32 @@ static void mode_reasm(void)
 	}
 }
 
+static void mode_reasmlive(void)
+{
+	static uint8_t f[4096];
+	uint16_t chan = 0x2000 + (rnd() % 0x1000) * 4;
+	uint32_t inc;
+	size_t flen;
+	int k;
+
+	if (!port) {
+		fprintf(stderr, "reasmlive: -p PORT (a listening endpoint) is required\n");
+		exit(2);
+	}
+	need_template();
+	inc = fresh_inc();
+	printf("reasmlive: one message from channel %u to %u, its first fragment sent %d times, %d ms apart\n",
+	       chan, port, count, wait_ms);
+	fflush(stdout);
+	for (k = 0; k < count; k++) {
+		if (k)
+			usleep(wait_ms * 1000);
+		flen = data_frame(f, chan, port, inc, 0, GRIM_FF_FIRST, 0,
+				  64000, 1000);
+		xmit(f, flen, C_MAX);
+	}
+}
+
 static const struct grim_ctl_msg *ctl_of(const uint8_t *frame)
 {
 	return (const struct grim_ctl_msg *)(frame + ETH_HLEN + LH_LEN);
@@ -1719,6 +1750,7 @@ static const struct {
 	{ "stale", mode_stale },
 	{ "frag", mode_frag },
 	{ "reasm", mode_reasm },
+	{ "reasmlive", mode_reasmlive },
 	{ "hello", mode_hello },
 	{ "probe", mode_probe },
 	{ "macflip", mode_macflip },

@@ -246,7 +246,7 @@ struct grim_rxs {
 	u16 src_chan;
 	u16 dst_chan;
 	u32 inc;		/* the incarnation taken */
-	unsigned long last_rx;	/* jiffies of its last DATA frame */
+	unsigned long last_rx;	/* jiffies of its last DATA or ABORT frame */
 	struct rcu_head rcu;
 	u32 rcv_nxt;		/* next expected frame */
 	u8 state;		/* enum grim_rx_state */
@@ -261,7 +261,6 @@ struct grim_rxs {
 	u8 unacked;		/* frames accepted since the last ACK */
 	struct list_head ack_link;	/* on peer->ack_list: ACK owed */
 	struct list_head reasm_link;	/* on peer->reasm_list: REASM */
-	unsigned long reasm_stamp;	/* jiffies of its last frame */
 	struct grim_ep *ep;	/* endpoint of the message in reassembly */
 	struct sk_buff_head ooo;	/* frames past a gap, by sequence */
 	struct sk_buff *reasm;	/* message in reassembly (payload) */
@@ -298,6 +297,11 @@ struct grim_peer {
 	struct list_head txs_list;	/* our streams to the peer */
 	struct list_head rxs_list;	/* its streams to us */
 	u32 tx_inc;			/* the last incarnation drawn */
+	/* The path's round trip, from every stream's samples: where a new
+	 * stream's estimate starts (0: no sample yet).
+	 */
+	unsigned long srtt8;		/* smoothed RTT, jiffies << 3 */
+	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
 	/* Incarnations of its streams seen in this session: bit i of
 	 * @rx_inc_seen is @rx_inc_max - i; older ones count as seen.
 	 */

@@ -16,15 +16,15 @@
  * reassembly the endpoint made room for: an ACK is never taken back.
  *
  * A message that cannot be delivered (no endpoint is bound to its port,
- * or its reassembly stalled for dead_ms and was given up, its room given
- * back) is consumed frame by frame up to its last frame, which is not
- * taken: a REJECT names it instead, and the sender fails that message
- * and goes on with the next frame flagged GRIM_XF_SKIP.  So the last
- * frame of a message is ACKed only when the message was delivered.
- * The ACK of a completed message waits GRIM_ACK_DELAY for a data frame
- * going back on the reverse stream to carry it; every GRIM_ACK_EVERY
- * frames, on a closed gap, on duplicates and when the sender asks (its
- * window is full) it goes at once.
+ * or its stream went silent for dead_ms during its reassembly, which was
+ * given up and its room given back) is consumed frame by frame up to
+ * its last frame, which is not taken: a REJECT names it instead, and the
+ * sender fails that message and goes on with the next frame flagged
+ * GRIM_XF_SKIP.  So the last frame of a message is ACKed only when the
+ * message was delivered.  The ACK of a completed message waits
+ * GRIM_ACK_DELAY for a data frame going back on the reverse stream to
+ * carry it; every GRIM_ACK_EVERY frames, on a closed gap, on duplicates
+ * and when the sender asks (its window is full) it goes at once.
  */
 #include <linux/bitmap.h>
 #include <linux/netdevice.h>
@@ -506,9 +506,13 @@ void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 	rxs->reason = reason;
 }
 
-/* Give up reassemblies that made no progress for @timeout jiffies: their
- * room goes back to the endpoint, the rest of their frames is taken and
- * the message rejected at its last frame.  From the hello timer.
+/* Give up reassemblies whose stream received no frame for @timeout
+ * jiffies: their room goes back to the endpoint, the rest of their frames
+ * is taken and the message rejected at its last frame.  A sender that is
+ * up sends again what is not acknowledged at least every GRIM_MAX_RTO_MS,
+ * so any frame of the stream, a duplicate or one past a gap included,
+ * shows that the message is still coming: on a loaded path a hole may
+ * take several timeouts to fill.  From the hello timer.
  */
 void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
 {
@@ -516,7 +520,7 @@ void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
 
 	spin_lock_bh(&peer->lock);
 	list_for_each_entry_safe(rxs, tmp, &peer->reasm_list, reasm_link) {
-		if (time_before(jiffies, rxs->reasm_stamp + timeout))
+		if (time_before(jiffies, rxs->last_rx + timeout))
 			continue;
 		grim_count(peer->ni, peer, GRIM_STAT_REASM_TIMEOUTS);
 		grim_rxs_abort(rxs);
@@ -625,7 +629,6 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	rxs->reasm_want = len;
 	rxs->reasm_got = 0;
 	rxs->reasm_tail = NULL;
-	rxs->reasm_stamp = jiffies;
 	list_add_tail(&rxs->reasm_link, &peer->reasm_list);
 	return GRIM_RXF_APPEND;
 }
@@ -736,7 +739,6 @@ static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
 		} else {
 			skb_pull(skb, GRIM_DATA_HLEN);
 			grim_rx_append(rxs, skb);
-			rxs->reasm_stamp = jiffies;
 			if (last) {
 				list_del_init(&rxs->reasm_link);
 				grim_rx_deliver(ni, peer, rxs->ep, rxs->reasm,

@@ -78,6 +78,63 @@ static u32 grim_peer_next_inc(struct grim_peer *peer)
 	return peer->tx_inc;
 }
 
+/* One RTT sample @m into the estimator @srtt8, @rttvar4 (Jacobson/Karels,
+ * in jiffies).
+ */
+static void grim_rtt_update(unsigned long *srtt8, unsigned long *rttvar4,
+			    unsigned long m)
+{
+	long err;
+
+	if (!*srtt8) {
+		*srtt8 = m << 3;
+		*rttvar4 = m << 1;
+		return;
+	}
+	err = (long)m - (long)(*srtt8 >> 3);
+	*srtt8 += err;
+	*rttvar4 += abs(err) - (*rttvar4 >> 2);
+}
+
+/* The retransmission timeout an estimate gives, never below the link's
+ * configured rto_ms (the timeout before any sample) nor above
+ * GRIM_MAX_RTO_MS.
+ */
+static unsigned long grim_rto_of(const struct grim_ni *ni,
+				 unsigned long srtt8, unsigned long rttvar4)
+{
+	unsigned long floor = msecs_to_jiffies(READ_ONCE(ni->rto_ms)) ?: 1;
+
+	return clamp((srtt8 >> 3) + rttvar4, floor,
+		     msecs_to_jiffies(GRIM_MAX_RTO_MS));
+}
+
+/* Feed the stream's RTT estimator and the peer's, and derive the stream's
+ * retransmission timeout.  The peer's estimate is where the next new
+ * stream to it starts: all of a peer's streams share its path, and a
+ * stream that started from rto_ms on a path slower than that would send
+ * its first messages twice.  Peer lock held.
+ */
+static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
+{
+	struct grim_peer *peer = txs->peer;
+
+	m = max(m, 1UL);
+	grim_rtt_update(&txs->srtt8, &txs->rttvar4, m);
+	grim_rtt_update(&peer->srtt8, &peer->rttvar4, m);
+	txs->rto_base = grim_rto_of(peer->ni, txs->srtt8, txs->rttvar4);
+}
+
+/* A stream's estimate starts from its peer's.  Peer lock held. */
+static void grim_txs_rtt_seed(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+
+	txs->srtt8 = peer->srtt8;
+	txs->rttvar4 = peer->rttvar4;
+	txs->rto_base = grim_rto_of(peer->ni, peer->srtt8, peer->rttvar4);
+}
+
 static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 			  u16 src_chan, u16 dst_chan)
 {
@@ -88,7 +145,7 @@ static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 	txs->inc = grim_peer_next_inc(peer);
 	skb_queue_head_init(&txs->frames);
 	timer_setup(&txs->timer, grim_txs_timer, 0);
-	txs->rto_base = msecs_to_jiffies(peer->ni->rto_ms) ?: 1;
+	grim_txs_rtt_seed(txs);
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->idle_since = jiffies;
@@ -200,29 +257,10 @@ static bool grim_txs_is_idle(const struct grim_txs *txs)
 	return skb_queue_empty(&txs->frames) && !txs->aborting;
 }
 
-/* Feed the RTT estimator (Jacobson/Karels, in jiffies) and derive the
- * retransmission timeout, never below the link's configured rto_ms.
+/* Free acknowledged frames; complete their messages.  Returns whether
+ * the ACK timed a round trip (Karn's rule).  Peer lock held.
  */
-static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
-{
-	unsigned long floor = msecs_to_jiffies(txs->peer->ni->rto_ms) ?: 1;
-	long err;
-
-	m = max(m, 1UL);
-	if (!txs->srtt8) {
-		txs->srtt8 = m << 3;
-		txs->rttvar4 = m << 1;
-	} else {
-		err = (long)m - (long)(txs->srtt8 >> 3);
-		txs->srtt8 += err;
-		txs->rttvar4 += abs(err) - (txs->rttvar4 >> 2);
-	}
-	txs->rto_base = clamp((txs->srtt8 >> 3) + txs->rttvar4, floor,
-			      msecs_to_jiffies(GRIM_MAX_RTO_MS));
-}
-
-/* Free acknowledged frames; complete their messages.  Peer lock held. */
-static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
+static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 {
 	struct sk_buff *skb, *newest = NULL;
 	bool retx = false;
@@ -256,6 +294,7 @@ static void grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 		txs->skip = false;	/* the receiver took the skip */
 	if (newest && skb_queue_empty(&txs->frames))
 		grim_txs_now_idle(txs);
+	return newest && !retx;
 }
 
 /* The message that frame @skb (unlinked, its last frame) completes, as
@@ -332,6 +371,8 @@ static void grim_txs_restart(struct grim_txs *txs)
 	txs->skip = false;
 	txs->aborting = false;
 	txs->closing = false;
+	if (!txs->srtt8)
+		grim_txs_rtt_seed(txs);
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 }
@@ -775,6 +816,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 {
 	u32 seq = ntohl(cm->seq);
 	struct grim_txs *txs;
+	bool timed;
 
 	/* Their source channel is our destination channel. */
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
@@ -852,7 +894,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 	trace_grim_ack(peer->node, txs->src_chan, txs->dst_chan, seq);
-	grim_txs_ack_to(txs, seq);
+	timed = grim_txs_ack_to(txs, seq);
 	txs->dupacks = 0;
 	if (txs->fast) {
 		/* Short of recover: another gap in the same window.  With
@@ -887,7 +929,13 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	 */
 	txs->held = false;
 	txs->probe = false;
-	txs->rto = txs->rto_base;
+	/* A timeout's back-off holds until an ACK times a round trip
+	 * (Karn): on a path slower than the estimate, frames resent and
+	 * then ACKed give no sample, and going back to the estimate would
+	 * send every frame twice again.
+	 */
+	if (timed)
+		txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->probed = false;
 	txs->progress = jiffies;
