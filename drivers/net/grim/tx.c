@@ -929,13 +929,17 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	 */
 	txs->held = false;
 	txs->probe = false;
-	/* A timeout's back-off holds until an ACK times a round trip
-	 * (Karn): on a path slower than the estimate, frames resent and
-	 * then ACKed give no sample, and going back to the estimate would
-	 * send every frame twice again.
+	/* A timeout's back-off unwinds by half on each ACK that gives no
+	 * sample (Karn), and at once on one that does.  On a path slower
+	 * than the estimate, frames resent and then ACKed give no sample,
+	 * and going straight back to the estimate would send every frame
+	 * twice again; holding the back-off until a sample comes would
+	 * leave a lossy stream waiting a second per hole.
 	 */
 	if (timed)
 		txs->rto = txs->rto_base;
+	else
+		txs->rto = max(txs->rto / 2, txs->rto_base);
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->probed = false;
 	txs->progress = jiffies;
