@@ -161,7 +161,8 @@ static int grim_nl_fill_link(struct sk_buff *skb, const struct grim_ni *ni,
 	    nla_put_u32(skb, GRIM_A_TX_STREAMS, atomic_read(&ni->ntxs)) ||
 	    nla_put_u32(skb, GRIM_A_RX_STREAMS, atomic_read(&ni->nrxs)) ||
 	    nla_put_u32(skb, GRIM_A_STREAM_IDLE_MS,
-			READ_ONCE(ni->stream_idle_ms)))
+			READ_ONCE(ni->stream_idle_ms)) ||
+	    nla_put_u32(skb, GRIM_A_PEER_RATE, READ_ONCE(ni->peer_rate)))
 		return -EMSGSIZE;
 	if (stats) {
 		u64 v[GRIM_STAT_MAX];

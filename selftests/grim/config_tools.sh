@@ -13,6 +13,7 @@ require_grim
 dmesg_mark
 
 require_ip_grim
+require_grim_tool
 
 NS=$PFX-tools
 ns_add "$NS"
@@ -37,6 +38,10 @@ print(d["node"], d["cluster"], d["hello"], d["dead"], d["rto"], d["window"])')" 
 pretty "$NS" "ip link set ... type grim changes tunables; node only while down"
 check_ok ipn link set grim0 type grim window 128 rto 10
 check_match "$(ipn -d link show grim0)" "rto 10ms window 128" "changed tunables"
+check_ok ipn link set grim0 type grim peerrate 200
+check_match "$(ipn -d link show grim0)" "streamidle 1000ms peerrate 200 " "peerrate"
+check_match "$(ip netns exec "$NS" "$GRIM" link show dev grim0)" \
+	"new peers from hellos: 200 a second" "grim link show: peerrate"
 ipn link set grim0 up
 check_fail ipn link set grim0 type grim cluster 4
 ipn link set grim0 down
@@ -46,6 +51,8 @@ check_match "$(ipn -d link show grim0)" "cluster 4 " "cluster after change"
 pretty "$NS" "bad values are refused by the plugin and by the kernel"
 check_fail ipn link set grim0 type grim window 0
 check_fail ipn link set grim0 type grim window 5000
+check_fail ipn link set grim0 type grim peerrate 0
+check_fail ipn link set grim0 type grim peerrate 1025
 check_fail ipn link set grim0 type grim colour 3
 check_fail ipn link set grim0 type grim node
 out=$(ipn link set grim0 type grim hello 1000 dead 1000 2>&1)
@@ -56,7 +63,7 @@ pretty "$NS" "ip link add ... type grim without GRIM attributes"
 check_ok ipn link add link veth0 name grim0 type grim
 out=$(check_ok ipn -d link show grim0)
 echo "$out"
-check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 64 streamidle 1000ms datacrc on" \
+check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 64 streamidle 1000ms peerrate 16 datacrc on" \
 	"defaults (node from the lower MAC 22:33:44:55)"
 
 pretty "$NS" "ethtool -i"

@@ -7,12 +7,14 @@
 # it is forgotten with its memory (grim.rst, Limits).  Here host 3's link
 # is deleted for good: host 1 has it down after dead_ms, and gone after
 # twice dead_ms plus a hello interval, not before dead_ms.  Then 2,000
-# node ids come and go, each heard in one hello and never again, at 15 a
-# second (under the 16 a second that hellos may add): every one is taken,
-# the table never holds more than the ids heard in the last 2 * dead_ms
-# (plus a hello interval and slack), and at the end it holds the two live
-# hosts again, with the unreclaimable slab back near where it was.  A
-# stream between the live hosts runs throughout.
+# node ids come and go, each heard in one hello and never again, at 80 a
+# second (host 1 takes 100 new peers a second, peerrate): every one is
+# taken, the table never holds more than the ids heard in the last
+# 2 * dead_ms (plus a hello interval and slack), and at the end it holds
+# the two live hosts again, with the unreclaimable slab back near where
+# it was.  A stream between the live hosts runs throughout.  Last, with
+# peerrate 5, a burst of 300 new ids in well under a second: host 1
+# takes the first 64 and a few more, and refuses the rest.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -26,7 +28,8 @@ HELLO_MS=200
 DEAD_MS=1000
 # GRIM_TEST_CHURN: fewer for make check-kselftest (a runner check).
 CHURN=${GRIM_TEST_CHURN:-2000}
-GAP_MS=66	# 15 new node ids a second
+PEER_RATE=100
+GAP_MS=12	# 83 new node ids a second, under PEER_RATE
 
 npeers() { grim_peers "$1" | wc -l; }
 has_peer() { grim_peers "$1" | awk -v n="$2" '$1 == n { c++ } END { print c + 0 }'; }
@@ -40,8 +43,8 @@ pretty "" "3 hosts, hello $HELLO_MS ms, dead $DEAD_MS ms; host 1 streams to host
 setup_hosts 3
 grim_cluster 3
 for i in 1 2 3; do
-	ip -n "$(host $i)" link set grim0 type grim hello $HELLO_MS dead $DEAD_MS ||
-		fail "hello and dead on host $i"
+	ip -n "$(host $i)" link set grim0 type grim hello $HELLO_MS dead $DEAD_MS \
+		peerrate $PEER_RATE || fail "hello, dead and peerrate on host $i"
 done
 for i in 2 3; do
 	wait_peer_up 1 $i
@@ -112,5 +115,24 @@ kill -0 $spid 2>/dev/null || fail "host 1's sender stopped: $(cat "$out")"
 m0=$(stat 2 rx_msgs)
 sleep 1
 [ "$(stat 2 rx_msgs)" -gt "$m0" ] || fail "host 2 receives nothing from host 1"
+
+pretty "" "peerrate 5: a burst of 300 new node ids, 1 ms apart"
+ip -n "$(host 1)" link set grim0 type grim peerrate 5 || fail "peerrate 5"
+# Tokens left from the churn fill up to the burst first.
+sleep 1
+full0=$(stat 1 rx_drop_table_full)
+t0=$(now_ms)
+nsx 3 "$INJECT" -i eth0 -d ff:ff:ff:ff:ff:ff -m churn -p 200000 -k 300 \
+	-w 1 >"$out.churn" 2>&1 || fail "grim_inject churn: $(cat "$out.churn")"
+ms=$(($(now_ms) - t0))
+# Each hello from a new id makes a peer or is refused for the table;
+# counted, not read from the table, whose first entries go after 2 s.
+sleep 0.5
+refused=$(($(stat 1 rx_drop_table_full) - full0))
+made=$((300 - refused))
+log "in $ms ms: $made new peers, $refused hellos refused"
+bound=$((64 + 5 * (ms / 1000 + 1)))
+[ $made -le $bound ] || fail "host 1 made $made peers, more than $bound in $ms ms"
+[ $made -ge 64 ] || fail "host 1 made only $made peers: less than its burst of 64"
 check_dmesg
 exit 0

@@ -444,6 +444,7 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		juint("tx_streams", u32a(&at, GRIM_A_TX_STREAMS));
 		juint("rx_streams", u32a(&at, GRIM_A_RX_STREAMS));
 		juint("stream_idle_ms", u32a(&at, GRIM_A_STREAM_IDLE_MS));
+		juint("peer_rate", u32a(&at, GRIM_A_PEER_RATE));
 		if (show_stats)
 			print_stats(&at);
 		jclose('}');
@@ -462,6 +463,8 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		       u32a(&at, GRIM_A_TX_STREAMS),
 		       u32a(&at, GRIM_A_RX_STREAMS),
 		       u32a(&at, GRIM_A_STREAM_IDLE_MS));
+		printf("    new peers from hellos: %" PRIu64 " a second\n",
+		       u32a(&at, GRIM_A_PEER_RATE));
 		if (at.tb[GRIM_A_KEY_TX_ID] &&
 		    mnl_attr_get_u8(at.tb[GRIM_A_KEY_TX_ID]))
 			printf("    authenticated: key %u\n",

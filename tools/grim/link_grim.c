@@ -62,6 +62,7 @@ static const struct {
 	{ "rto",	IFLA_GRIM_RTO_MS,	1, 1000 },
 	{ "window",	IFLA_GRIM_WINDOW,	1, 4096 },
 	{ "streamidle",	IFLA_GRIM_STREAM_IDLE_MS, 10, 600000 },
+	{ "peerrate",	IFLA_GRIM_PEER_RATE,	1, 1024 },
 };
 
 #define N_OPTS	(sizeof(grim_opts) / sizeof(grim_opts[0]))
@@ -95,13 +96,15 @@ static void grim_print_help(struct link_util *lu, int argc, char **argv,
 	fprintf(f,
 		"Usage: ... grim [ node NODE_ID ] [ cluster CLUSTER_ID ]\n"
 		"                [ hello MS ] [ dead MS ] [ rto MS ] [ window FRAMES ]\n"
-		"                [ streamidle MS ] [ datacrc { on | off | offload } ]\n"
+		"                [ streamidle MS ] [ peerrate N ]\n"
+		"                [ datacrc { on | off | offload } ]\n"
 		"\n"
 		"Where: NODE_ID    := 1..4294967294 (default: low 32 bits of the lower MAC)\n"
 		"       CLUSTER_ID := 0..4294967295\n"
 		"       hello 10..30000, dead 30..600000 (at least 3 hellos),\n"
 		"       rto 1..1000 ms, window 1..4096 frames in flight per stream\n"
 		"       streamidle 10..600000 ms: a send stream idle so long closes\n"
+		"       peerrate 1..1024: new peers hellos may make a second\n"
 		"       datacrc off: the CRC of sent frames covers only their\n"
 		"       headers, the payload is left to the lower link's check;\n"
 		"       offload: the payload has the Internet checksum, left to\n"
@@ -167,7 +170,7 @@ static void grim_print_opt(struct link_util *lu, FILE *f, struct rtattr *tb[])
 {
 	static const char *const fmt[] = {
 		"node %u ", "cluster %u ", "hello %ums ", "dead %ums ",
-		"rto %ums ", "window %u ", "streamidle %ums ",
+		"rto %ums ", "window %u ", "streamidle %ums ", "peerrate %u ",
 	};
 	unsigned int i;
 

@@ -355,6 +355,7 @@ static void grim_setup(struct net_device *dev)
 	ni->dead_ms = GRIM_DEF_DEAD_MS;
 	ni->rto_ms = GRIM_DEF_RTO_MS;
 	ni->stream_idle_ms = GRIM_DEF_STREAM_IDLE_MS;
+	ni->peer_rate = GRIM_DEF_PEER_RATE;
 	ni->window = GRIM_DEF_WINDOW;
 	ni->data_crc = GRIM_DATA_CRC_ON;
 }
@@ -382,6 +383,7 @@ static const struct nla_policy grim_policy[IFLA_GRIM_MAX + 1] = {
 	[IFLA_GRIM_DATA_CRC]	= NLA_POLICY_MAX(NLA_U8, GRIM_DATA_CRC_OFFLOAD),
 	[IFLA_GRIM_STREAM_IDLE_MS] = NLA_POLICY_FULL_RANGE(NLA_U32,
 							   &grim_idle_range),
+	[IFLA_GRIM_PEER_RATE]	= NLA_POLICY_RANGE(NLA_U32, 1, GRIM_MAX_PEERS),
 };
 
 static int grim_validate(struct nlattr *tb[], struct nlattr *data[],
@@ -435,6 +437,9 @@ static int grim_apply(struct grim_ni *ni, struct nlattr *data[],
 	if (data[IFLA_GRIM_STREAM_IDLE_MS])
 		WRITE_ONCE(ni->stream_idle_ms,
 			   nla_get_u32(data[IFLA_GRIM_STREAM_IDLE_MS]));
+	if (data[IFLA_GRIM_PEER_RATE])
+		WRITE_ONCE(ni->peer_rate,
+			   nla_get_u32(data[IFLA_GRIM_PEER_RATE]));
 	if (data[IFLA_GRIM_DATA_CRC])
 		WRITE_ONCE(ni->data_crc,
 			   nla_get_u8(data[IFLA_GRIM_DATA_CRC]));
@@ -543,7 +548,7 @@ static int grim_changelink(struct net_device *dev, struct nlattr *tb[],
 
 static size_t grim_get_size(const struct net_device *dev)
 {
-	return 7 * nla_total_size(sizeof(u32)) + nla_total_size(sizeof(u8));
+	return 8 * nla_total_size(sizeof(u32)) + nla_total_size(sizeof(u8));
 }
 
 static int grim_fill_info(struct sk_buff *skb, const struct net_device *dev)
@@ -557,6 +562,7 @@ static int grim_fill_info(struct sk_buff *skb, const struct net_device *dev)
 	    nla_put_u32(skb, IFLA_GRIM_RTO_MS, ni->rto_ms) ||
 	    nla_put_u32(skb, IFLA_GRIM_WINDOW, ni->window) ||
 	    nla_put_u32(skb, IFLA_GRIM_STREAM_IDLE_MS, ni->stream_idle_ms) ||
+	    nla_put_u32(skb, IFLA_GRIM_PEER_RATE, ni->peer_rate) ||
 	    nla_put_u8(skb, IFLA_GRIM_DATA_CRC, ni->data_crc))
 		return -EMSGSIZE;
 	return 0;

@@ -50,11 +50,12 @@
 #define GRIM_NACK_BACKOFF_MIN	1		/* jiffies */
 #define GRIM_NACK_BACKOFF_MAX	(HZ / 4)
 /* What hosts on the segment can make an NI keep (see grim.rst, Limits):
- * new peers from hellos, a burst and then so many a second; rx streams
- * per NI.  Peers silent for 2 * dead_ms are reclaimed.
+ * new peers from hellos, a burst and then peer_rate a second (by
+ * default GRIM_DEF_PEER_RATE, at most GRIM_MAX_PEERS); rx streams per
+ * NI.  Peers silent for 2 * dead_ms are reclaimed.
  */
 #define GRIM_PEER_BURST		64
-#define GRIM_PEER_RATE		16
+#define GRIM_DEF_PEER_RATE	16
 #define GRIM_MAX_NI_RXS		32768
 #define GRIM_MAX_PEER_RXS	8192	/* of them, made by one peer */
 /* A receive stream is forgotten after no frame for twice dead_ms, and
@@ -374,6 +375,7 @@ struct grim_ni {
 	u32 rto_ms;
 	u32 window;
 	u32 stream_idle_ms;
+	u32 peer_rate;		/* new peers hellos may make a second */
 	u8 data_crc;		/* enum grim_data_crc */
 	u32 base_gen;
 	unsigned long started;		/* jiffies: the NI started */

@@ -109,14 +109,14 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 }
 
 /* Whether a hello may make one more peer: GRIM_PEER_BURST at once, then
- * GRIM_PEER_RATE a second, so that hellos from ever new node ids cannot
- * fill the table faster than silent peers are reclaimed.  NI lock held.
+ * peer_rate a second, so that hellos from ever new node ids cannot fill
+ * the table faster than silent peers are reclaimed.  NI lock held.
  */
 static bool grim_peer_budget(struct grim_ni *ni)
 {
 	unsigned long now = jiffies, add;
 
-	add = (now - ni->peer_refill) * GRIM_PEER_RATE / HZ;
+	add = (now - ni->peer_refill) * READ_ONCE(ni->peer_rate) / HZ;
 	if (add) {
 		ni->peer_tokens = min_t(unsigned long, GRIM_PEER_BURST,
 					ni->peer_tokens + add);

@@ -99,6 +99,7 @@ enum {
 	IFLA_GRIM_WINDOW,	/* u32: frames in flight per stream */
 	IFLA_GRIM_DATA_CRC,	/* u8: enum grim_data_crc */
 	IFLA_GRIM_STREAM_IDLE_MS, /* u32: a send stream idle this long closes */
+	IFLA_GRIM_PEER_RATE,	/* u32: new peers hellos may make a second */
 	__IFLA_GRIM_MAX,
 };
 
@@ -438,6 +439,7 @@ enum {
 	GRIM_A_TX_STREAMS,	/* u32: live send streams of the NI */
 	GRIM_A_RX_STREAMS,	/* u32: live receive streams of the NI */
 	GRIM_A_STREAM_IDLE_MS,	/* u32: IFLA_GRIM_STREAM_IDLE_MS */
+	GRIM_A_PEER_RATE,	/* u32: IFLA_GRIM_PEER_RATE */
 	__GRIM_A_MAX,
 };
 
