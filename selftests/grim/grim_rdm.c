@@ -25,8 +25,9 @@
  *   grim_rdm bound -p PORT    (exit 0 when some socket has bound PORT)
  *   grim_rdm wedge -d NODE -p PORT -e OTHER
  *   grim_rdm pattern -S SEED -n SEQ -l LEN   (payload bytes, in hex)
- *   grim_rdm errq -d NODE -p PORT [-q PORT2] [-n COUNT] [-m MIN] [-M MAX]
- *                 [-w WAIT_MS] [-x EXPECT_FAILED] [-i GAP_US]
+ *   grim_rdm errq -d NODE -p PORT [-q PORT2] [-b BINDPORT] [-n COUNT]
+ *                 [-m MIN] [-M MAX] [-w WAIT_MS] [-x EXPECT_FAILED]
+ *                 [-i GAP_US]
  *
  * wedge fills its send buffer with messages to NODE:PORT (a receiver that
  * does not read), prints "wedged", then blocks in one more send, to
@@ -876,14 +877,15 @@ static int do_errq(int argc, char **argv)
 {
 	uint32_t node = 0, count = 1, min = 0, max = 100, i, seq, len;
 	uint32_t nfail = 0, expect = 0, next[2] = { 0, 0 };
-	uint16_t port[2] = { 0, 0 }, p;
+	uint16_t port[2] = { 0, 0 }, p, bport = 0;
 	int wait_ms = 10000, gap_us = 0, opt, fd, err, k, rc;
 	uint8_t *seen[2], *buf;
 	uint64_t last;
 
-	while ((opt = getopt(argc, argv, "d:p:q:n:m:M:w:x:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:q:n:m:M:w:x:i:b:")) != -1) {
 		switch (opt) {
 		case 'i': gap_us = atoi(optarg); break;
+		case 'b': bport = strtoul(optarg, NULL, 0); break;
 		case 'd': node = strtoul(optarg, NULL, 0); break;
 		case 'p': port[0] = strtoul(optarg, NULL, 0); break;
 		case 'q': port[1] = strtoul(optarg, NULL, 0); break;
@@ -900,7 +902,7 @@ static int do_errq(int argc, char **argv)
 	buf = malloc(GRIM_MAX_PAYLOAD);
 	seen[0] = calloc(count + 1, 1);
 	seen[1] = calloc(count + 1, 1);
-	fd = open_sock(0, 0);
+	fd = open_sock(bport, 0);
 	srand(1);
 	for (i = 0; i < count; i++) {
 		k = port[1] && (i & 1);

@@ -992,11 +992,17 @@ void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 		 */
 		if (!txs->aborting || seq != txs->abort_to)
 			return;		/* a repeat, already acted on */
-		if (grim_seq_before(from, txs->snd_una) ||
-		    grim_seq_after(from, seq + 1)) {
+		if (grim_seq_after(from, seq + 1)) {
 			grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
 			return;
 		}
+		/* Below snd_una, the receiver had not yet seen that we gave
+		 * up frames (a rejected message's last frame, orphans): it
+		 * gives them up now too.  Refusing the answer would leave
+		 * the stream aborting for good.
+		 */
+		if (grim_seq_before(from, txs->snd_una))
+			from = txs->snd_una;
 		grim_txs_aborted(txs, from);
 		return;
 	}
