@@ -31,6 +31,12 @@ errq_check() {
 	local n bad
 	n=$(grep -c '^failed ' "$1")
 	bad=$(grep '^failed ' "$1" | grep -vc "errno $3 ")
+	if [ "$n" != "$2" ]; then
+		# Which case: reports dropped (SO_ERROR ENOBUFS, tx_msgs_failed
+		# at N) or messages not failed (SIOCOUTQ above 0).
+		grep '^errq:' "$1" >&2
+		nsx 1 ethtool -S grim0 | grep -E 'tx_msgs_failed|rejects|renumbers|stale_stream|streams_' >&2
+	fi
 	check_eq "$n" "$2" "messages reported failed"
 	check_eq "$bad" 0 "reports with another errno than $3"
 }

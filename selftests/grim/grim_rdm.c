@@ -83,11 +83,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
+#include <linux/sockios.h>
 #include <linux/grim.h>
 
 #define AM_HANDLER	0x6d
@@ -946,6 +948,27 @@ static int do_errq(int argc, char **argv)
 	while ((rc = errq_read(fd, &p, &seq, &err, &len)) > 0) {
 		printf("errq: one report too many: port %u seq %u\n", p, seq);
 		return 1;
+	}
+	if (expect && nfail < expect) {
+		/* Short: say which case it is.  A pending socket error
+		 * (ENOBUFS) means reports were dropped; bytes still queued
+		 * mean messages not yet failed.
+		 */
+		socklen_t sl = sizeof(err);
+		int outq = -1, shown = 0;
+
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl))
+			err = -errno;
+		if (ioctl(fd, SIOCOUTQ, &outq))
+			outq = -1;
+		printf("errq: short: SO_ERROR %d, SIOCOUTQ %d\n", err, outq);
+		/* PORT's messages are the ones expected to fail. */
+		for (i = 0; i < next[0] && shown < 20; i++) {
+			if (seen[0][i])
+				continue;
+			printf("errq: no report: port %u seq %u\n", port[0], i);
+			shown++;
+		}
 	}
 	printf("errq: %u failed\n", nfail);
 	return 0;
