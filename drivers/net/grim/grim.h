@@ -424,7 +424,7 @@ struct grim_frame_cb {
 	u32 seq;
 	u32 crc_tail;		/* CRC32C state of the bytes past the split */
 	bool stamped;		/* session and tail CRC set, head released */
-	bool retx;		/* sent more than once: no RTT sample */
+	bool retx;		/* resent, not by a loss probe: no RTT sample */
 	bool whole;
 };
 

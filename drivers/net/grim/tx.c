@@ -280,7 +280,15 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 	if (newest) {
 		/* Karn's rule, for the whole range: an ACK that a resent
 		 * frame let through (a filled hole releasing frames held
-		 * past it) times the recovery, not the round trip.
+		 * past it) times the recovery, not the round trip.  A
+		 * frame resent only by a loss probe still times from its
+		 * first transmission: if the ACK answers that one, this is
+		 * the round trip; if it answers the probe, the sample is
+		 * long by the probe's wait, at most twice the estimate.
+		 * Leaving such frames out would starve the estimator on a
+		 * path slower than its estimate, where every frame is
+		 * probed before its ACK comes back and no sample is ever
+		 * taken: the probes and timeouts would never stop.
 		 */
 		if (!retx)
 			grim_txs_rtt_sample(txs, jiffies -
@@ -495,8 +503,12 @@ static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
 	return copy;
 }
 
-/* Resend frame @skb alone, flagged for an ACK at once.  Peer lock held. */
-static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb)
+/* Resend frame @skb alone, flagged for an ACK at once.  A loss probe's
+ * copy (@probe) leaves the frame's round trip measurable: see
+ * grim_txs_ack_to().  Peer lock held.
+ */
+static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
+			    bool probe)
 {
 	struct grim_peer *peer = txs->peer;
 	struct sk_buff *copy;
@@ -504,7 +516,8 @@ static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb)
 	copy = grim_frame_copy(txs, skb, true);
 	if (!copy)
 		return;	/* the retransmission timer goes back for it */
-	GRIM_FRAME_CB(skb)->retx = true;
+	if (!probe)
+		GRIM_FRAME_CB(skb)->retx = true;
 	txs->hole_sent = jiffies;
 	txs->hole_mark = txs->next_sent;
 	trace_grim_retransmit(peer->node, txs->src_chan, txs->dst_chan,
@@ -535,7 +548,7 @@ static void grim_txs_fill_holes(struct grim_txs *txs, u32 seq, u64 held)
 			continue;
 		if (f != seq && held & BIT_ULL(f - seq - 1))
 			continue;
-		grim_txs_resend(txs, skb);
+		grim_txs_resend(txs, skb, false);
 	}
 	if (grim_seq_after(end, txs->rtx_next))
 		txs->rtx_next = end;
@@ -788,7 +801,7 @@ static void grim_txs_timer(struct timer_list *t)
 			grim_count(ni, peer, GRIM_STAT_PROBES);
 			txs->probed = true;
 			if (skb)
-				grim_txs_resend(txs, skb);
+				grim_txs_resend(txs, skb, true);
 			/* the rest of the retransmission timeout */
 			grim_txs_arm(txs);
 			goto out;
