@@ -361,7 +361,11 @@ static int grim_nl_fill_peer(struct sk_buff *skb, struct grim_peer *peer,
 			jiffies_to_msecs(jiffies - peer->last_rx)) ||
 	    (peer->configured && nla_put_flag(skb, GRIM_A_PEER_STATIC)) ||
 	    nla_put_u32(skb, GRIM_A_PEER_TX_STREAMS, peer->ntx) ||
-	    nla_put_u32(skb, GRIM_A_PEER_RX_STREAMS, peer->nrx))
+	    nla_put_u32(skb, GRIM_A_PEER_RX_STREAMS, peer->nrx) ||
+	    nla_put_u32(skb, GRIM_A_PEER_CWND, peer->cwnd) ||
+	    nla_put_u32(skb, GRIM_A_PEER_INFLIGHT, peer->inflight) ||
+	    nla_put_u32(skb, GRIM_A_PEER_SRTT_US,
+			jiffies_to_usecs(peer->srtt8 >> 3)))
 		return -EMSGSIZE;
 	if (stats) {
 		u64 v[GRIM_PEER_STATS];

@@ -16,7 +16,16 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 tc
 require_grim
+require_grim_tool
 require_mod sch_tbf
+
+# peer_path HOST NODE: "CWND INFLIGHT SRTT_US" of HOST's peer NODE.
+peer_path() {
+	nsx "$1" "$GRIM" peer show dev grim0 | awk -v n="$2" '$2 == "node" && $3 == n {
+		for (i = 4; i < NF; i++) v[$i] = $(i + 1) + 0
+		print v["cwnd"], v["inflight"], v["srtt"]; f = 1 }
+		END { if (!f) print "missing" }'
+}
 
 RATE_BIT=4000000	# 4 Mbit/s: 500,000 bytes a second
 SECS=20
@@ -66,6 +75,20 @@ print("goodput %.3f jain %.3f" % (good, jain))
 EOF
 )
 log "$res (goodput as a share of the bucket's rate)"
+
+# The senders stop at their first failure, once the receiver's socket is
+# gone: then nothing is in flight, and every sender's count of frames in
+# flight to host 5, kept across its streams, is back to 0.
+for i in 1 2 3 4; do
+	for ((t = 0; t < 100; t++)); do
+		read -r cwnd inflight srtt <<<"$(peer_path $i 5)"
+		[ "$inflight" = 0 ] && break
+		sleep 0.1
+	done
+	log "host $i, peer 5: cwnd $cwnd, inflight $inflight, srtt ${srtt}us"
+	check_eq "$inflight" 0 "frames in flight from host $i once its senders stopped"
+	[ "$cwnd" -ge 4 ] || fail "host $i's window to host 5 is $cwnd frames, below 4"
+done
 set -- $res
 [ "$1" = goodput ] || fail "not every sender was heard: $res"
 python3 -c "import sys; sys.exit(0 if $2 >= 0.8 else 1)" ||

@@ -523,19 +523,27 @@ static int peer_cb(const struct nlmsghdr *nlh, void *data)
 		juint("last_rx_ms", u32a(&at, GRIM_A_PEER_LAST_RX_MS));
 		juint("tx_streams", u32a(&at, GRIM_A_PEER_TX_STREAMS));
 		juint("rx_streams", u32a(&at, GRIM_A_PEER_RX_STREAMS));
+		juint("cwnd", u32a(&at, GRIM_A_PEER_CWND));
+		juint("inflight", u32a(&at, GRIM_A_PEER_INFLIGHT));
+		juint("srtt_us", u32a(&at, GRIM_A_PEER_SRTT_US));
 		if (show_stats)
 			print_stats(&at);
 		jclose('}');
 	} else {
 		printf("%s: node %" PRIu64 " %s mac %s%s gen %" PRIu64 "/%" PRIu64
-		       " last-rx %" PRIu64 "ms streams %" PRIu64 "/%" PRIu64 "\n",
+		       " last-rx %" PRIu64 "ms streams %" PRIu64 "/%" PRIu64
+		       " cwnd %" PRIu64 " inflight %" PRIu64 " srtt %" PRIu64
+		       "us\n",
 		       ifname_of(&at, ifn), u32a(&at, GRIM_A_NODE),
 		       peer_state(&at), mac_str(&at, mac),
 		       is_static ? " static" : "",
 		       u32a(&at, GRIM_A_PEER_LGEN), u32a(&at, GRIM_A_PEER_RGEN),
 		       u32a(&at, GRIM_A_PEER_LAST_RX_MS),
 		       u32a(&at, GRIM_A_PEER_TX_STREAMS),
-		       u32a(&at, GRIM_A_PEER_RX_STREAMS));
+		       u32a(&at, GRIM_A_PEER_RX_STREAMS),
+		       u32a(&at, GRIM_A_PEER_CWND),
+		       u32a(&at, GRIM_A_PEER_INFLIGHT),
+		       u32a(&at, GRIM_A_PEER_SRTT_US));
 		if (show_stats)
 			print_stats(&at);
 	}

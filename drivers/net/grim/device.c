@@ -84,6 +84,8 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_DROP_STALE_STREAM] = "rx_drop_stale_stream",
 	[GRIM_STAT_DROP_NO_STREAM] = "rx_drop_no_stream",
 	[GRIM_STAT_RX_STREAMS_EXPIRED] = "rx_streams_expired",
+	[GRIM_STAT_CWND_CUTS] = "tx_cwnd_cuts",
+	[GRIM_STAT_TX_QDISC_DROPS] = "tx_qdisc_drops",
 };
 
 static int grim_open(struct net_device *dev)

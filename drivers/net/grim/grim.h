@@ -47,6 +47,12 @@
 #define GRIM_MAX_RTO_MS		1000
 #define GRIM_DEF_WINDOW		64
 #define GRIM_MAX_WINDOW		4096
+/* A peer's congestion window, in frames (tx.c, "Congestion"). */
+#define GRIM_CWND_INIT		64
+#define GRIM_CWND_MIN		4
+#define GRIM_CWND_MAX		16384
+#define GRIM_CWND_QUANTUM	4	/* frames a waiting stream sends a turn */
+#define GRIM_RTT_MIN_WINDOW	(10 * HZ)	/* the base RTT's life */
 #define GRIM_NACK_BACKOFF_MIN	1		/* jiffies */
 #define GRIM_NACK_BACKOFF_MAX	(HZ / 4)
 /* What hosts on the segment can make an NI keep (see grim.rst, Limits):
@@ -152,6 +158,8 @@ enum grim_stat {
 	GRIM_STAT_DROP_STALE_STREAM,
 	GRIM_STAT_DROP_NO_STREAM,
 	GRIM_STAT_RX_STREAMS_EXPIRED,
+	GRIM_STAT_CWND_CUTS,
+	GRIM_STAT_TX_QDISC_DROPS,
 	GRIM_STAT_MAX
 };
 
@@ -215,6 +223,7 @@ struct grim_txs {
 	u8 dupacks;
 	bool held;		/* rolled back by a NACK, waiting to resume */
 	bool probe;		/* after a NACK: one frame in flight */
+	bool rto_one;		/* after a timeout: one frame, until an ACK */
 	bool fast;		/* filling holes until recover is acked */
 	bool probed;		/* the timer has sent its loss probe */
 	bool dead;		/* NI stopping: timer must not rearm */
@@ -226,6 +235,9 @@ struct grim_txs {
 				 * ACK heeded, until it answers
 				 */
 	u32 abort_to;
+	u32 flight;		/* frames counted in peer->inflight */
+	struct list_head cwnd_link;	/* on peer->cwnd_wait, or empty */
+	bool cwnd_turn;		/* its turn to send, off cwnd_wait */
 };
 
 /* What a receive stream is doing with the message at rcv_nxt. */
@@ -303,6 +315,20 @@ struct grim_peer {
 	 */
 	unsigned long srtt8;		/* smoothed RTT, jiffies << 3 */
 	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
+	/* Congestion (tx.c): what all our streams to the peer may have in
+	 * flight together, in frames, and what they have.  Streams that
+	 * found no room wait on @cwnd_wait, in turn.  @xmit_congested is
+	 * set without the lock, by a transmit the qdisc dropped.
+	 */
+	u32 cwnd;
+	u32 ssthresh;
+	u32 cwnd_acked;			/* frames ACKed toward cwnd + 1 */
+	u32 inflight;
+	unsigned long cwnd_cut;		/* jiffies of the last cut */
+	unsigned long rtt_min;		/* the base RTT, jiffies (0: none) */
+	unsigned long rtt_min_at;	/* jiffies it was taken */
+	struct list_head cwnd_wait;
+	bool xmit_congested;
 	/* Incarnations of its streams seen in this session: bit i of
 	 * @rx_inc_seen is @rx_inc_max - i; older ones count as seen.
 	 */
@@ -539,6 +565,8 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm, u16 reason, u32 from);
 void grim_peer_push_all(struct grim_peer *peer);
+void grim_peer_cc_reset(struct grim_peer *peer);
+void grim_peer_cwnd_wake(struct grim_peer *peer);
 void grim_peer_lower_mtu(struct grim_peer *peer);
 void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm);

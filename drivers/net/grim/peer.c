@@ -104,6 +104,8 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	INIT_LIST_HEAD(&peer->reasm_list);
 	INIT_LIST_HEAD(&peer->txs_list);
 	INIT_LIST_HEAD(&peer->rxs_list);
+	INIT_LIST_HEAD(&peer->cwnd_wait);
+	grim_peer_cc_reset(peer);
 	timer_setup(&peer->ack_timer, grim_ack_timer, 0);
 	return peer;
 }
@@ -176,6 +178,7 @@ void grim_peer_flush(struct grim_peer *peer, int err)
 	list_for_each_entry_safe(rxs, rtmp, &peer->rxs_list, plink)
 		grim_rxs_free(rxs);
 	grim_peer_inc_reset(peer);
+	grim_peer_cc_reset(peer);
 }
 
 /* Take every stream of @peer out of the NI's tables, for good: the peer

@@ -18,17 +18,28 @@
  *    costs a probe instead of a timeout.  The answer shows what the
  *    receiver lacks of all that was sent before the probe: resend that.
  *  - Retransmission timer: no progress for rto; go back to the oldest
- *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.  Progress
- *    is a time stamp; the timer is not moved on every ACK, nor stopped
- *    when all is acknowledged.  It looks at the stamp when it fires and,
- *    if the stream moved meanwhile, sleeps again until the deadline the
- *    stamp gives.  A request-response pattern thus touches the timer
- *    wheel about once per probe interval, not twice per message.
+ *    unacknowledged frame and send it alone until an ACK moves the stream
+ *    (which skips what the receiver held), doubling rto up to
+ *    GRIM_MAX_RTO_MS.  Progress is a time stamp; the timer is not moved
+ *    on every ACK, nor stopped when all is acknowledged.  It looks at the
+ *    stamp when it fires and, if the stream moved meanwhile, sleeps again
+ *    until the deadline the stamp gives.  A request-response pattern
+ *    thus touches the timer wheel about once per probe interval, not
+ *    twice per message.
  *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
  *    came after it.  Until everything sent so far is ACKed, resend the
  *    frames the receiver's reports (SACK) show missing, each once; an ACK
  *    that moves without a report means nothing is held past the new gap:
  *    go back to it.
+ *  - Congestion: all streams to a peer share its congestion window, the
+ *    frames they may have in flight together.  It grows on ACKs (slow
+ *    start, then a frame per window) and is halved, at most once a round
+ *    trip, on a loss that congestion explains: a timeout, a frame the
+ *    local qdisc dropped, or a loss while the round trip stands above the
+ *    path's base (a queue has built up).  A loss at the base round trip
+ *    (corruption, a lossy link) ends slow start and cuts nothing.  A
+ *    stream that finds the window full waits in line and sends a few
+ *    frames a turn.  The receiver's NACK stays the only flow control.
  *
  * Frames are built once, when queued.  A message that fits one frame is
  * that frame: the socket left headroom for the headers.  Longer ones are
@@ -122,6 +133,12 @@ static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
 	m = max(m, 1UL);
 	grim_rtt_update(&txs->srtt8, &txs->rttvar4, m);
 	grim_rtt_update(&peer->srtt8, &peer->rttvar4, m);
+	/* The base: the least round trip of the last GRIM_RTT_MIN_WINDOW. */
+	if (!peer->rtt_min || m <= peer->rtt_min ||
+	    time_after(jiffies, peer->rtt_min_at + GRIM_RTT_MIN_WINDOW)) {
+		peer->rtt_min = m;
+		peer->rtt_min_at = jiffies;
+	}
 	txs->rto_base = grim_rto_of(peer->ni, txs->srtt8, txs->rttvar4);
 }
 
@@ -135,6 +152,122 @@ static void grim_txs_rtt_seed(struct grim_txs *txs)
 	txs->rto_base = grim_rto_of(peer->ni, peer->srtt8, peer->rttvar4);
 }
 
+/* A new path: a fresh window, no base round trip.  Peer lock held (or
+ * the peer not yet published).
+ */
+void grim_peer_cc_reset(struct grim_peer *peer)
+{
+	peer->cwnd = GRIM_CWND_INIT;
+	peer->ssthresh = GRIM_CWND_MAX;
+	peer->cwnd_acked = 0;
+	peer->rtt_min = 0;
+	peer->cwnd_cut = jiffies - HZ;
+}
+
+/* Bring the peer's frames in flight up to date with @txs's.  A stream
+ * unhashed gave its share back for good.
+ */
+static void grim_txs_flight(struct grim_txs *txs)
+{
+	u32 now = txs->snd_nxt - txs->snd_una;
+
+	if (txs->reaped)
+		return;
+	txs->peer->inflight += now - txs->flight;
+	txs->flight = now;
+}
+
+/* @acked frames, still counted in flight, left the network: grow the
+ * window, if it was what held the peer's streams back (half of it in
+ * use, at least).  Peer lock held.
+ */
+static void grim_peer_cwnd_grow(struct grim_peer *peer, u32 acked)
+{
+	if (peer->inflight < peer->cwnd / 2)
+		return;
+	if (peer->cwnd < peer->ssthresh) {
+		peer->cwnd = min(peer->cwnd + acked, peer->ssthresh);
+		return;
+	}
+	peer->cwnd_acked += acked;
+	if (peer->cwnd_acked >= peer->cwnd) {
+		peer->cwnd_acked -= peer->cwnd;
+		peer->cwnd = min_t(u32, peer->cwnd + 1, GRIM_CWND_MAX);
+	}
+}
+
+/* Whether the peer's round trip stands above its base: a queue on the
+ * path holds our frames.  By more than half the base and two jiffies,
+ * so that a round trip below a jiffy, and its jitter, do not count.
+ */
+static bool grim_peer_queueing(const struct grim_peer *peer)
+{
+	unsigned long srtt = peer->srtt8 >> 3;
+
+	return peer->rtt_min &&
+	       srtt > peer->rtt_min + max(peer->rtt_min / 2, 2UL);
+}
+
+/* A loss: @congestion when it is a timeout or a local drop, which
+ * congestion explains in any case.  Halve the window, once a round trip:
+ * the losses of one overflow, found one by one, are one event.  Peer
+ * lock held.
+ */
+static void grim_peer_cwnd_loss(struct grim_peer *peer, bool congestion)
+{
+	unsigned long srtt = max(peer->srtt8 >> 3, 1UL);
+
+	if (!congestion && !grim_peer_queueing(peer)) {
+		/* Not a queue of ours that overflowed: leave slow start. */
+		peer->ssthresh = max_t(u32, peer->cwnd, GRIM_CWND_MIN);
+		return;
+	}
+	if (time_before(jiffies, peer->cwnd_cut + srtt))
+		return;
+	peer->cwnd_cut = jiffies;
+	peer->ssthresh = max_t(u32, peer->cwnd / 2, GRIM_CWND_MIN);
+	peer->cwnd = peer->ssthresh;
+	peer->cwnd_acked = 0;
+	grim_count(peer->ni, peer, GRIM_STAT_CWND_CUTS);
+}
+
+/* Whether @txs may put one more frame in flight.  Streams already in
+ * line go first, unless this is one taking its turn.  Peer lock held.
+ */
+static bool grim_txs_cwnd_room(const struct grim_txs *txs)
+{
+	const struct grim_peer *peer = txs->peer;
+
+	return peer->inflight < peer->cwnd &&
+	       (txs->cwnd_turn || list_empty(&peer->cwnd_wait));
+}
+
+static void grim_txs_cwnd_wait(struct grim_txs *txs)
+{
+	if (list_empty(&txs->cwnd_link))
+		list_add_tail(&txs->cwnd_link, &txs->peer->cwnd_wait);
+}
+
+/* Give the room in the window to the streams waiting for it, a few frames
+ * each in turn; one that has more goes back to the end of the line.  Each
+ * turn sends a frame or takes a stream out of line, so this ends.  From
+ * grim_peer_unlock(): whatever freed room, the line moves before the lock
+ * is released.  Peer lock held.
+ */
+void grim_peer_cwnd_wake(struct grim_peer *peer)
+{
+	struct grim_txs *txs;
+
+	while (peer->inflight < peer->cwnd &&
+	       (txs = list_first_entry_or_null(&peer->cwnd_wait,
+					       struct grim_txs, cwnd_link))) {
+		list_del_init(&txs->cwnd_link);
+		txs->cwnd_turn = true;
+		grim_txs_push(txs);
+		txs->cwnd_turn = false;
+	}
+}
+
 static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 			  u16 src_chan, u16 dst_chan)
 {
@@ -144,6 +277,7 @@ static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 	txs->dst_chan = dst_chan;
 	txs->inc = grim_peer_next_inc(peer);
 	skb_queue_head_init(&txs->frames);
+	INIT_LIST_HEAD(&txs->cwnd_link);
 	timer_setup(&txs->timer, grim_txs_timer, 0);
 	grim_txs_rtt_seed(txs);
 	txs->rto = txs->rto_base;
@@ -197,6 +331,9 @@ void grim_txs_unhash(struct grim_txs *txs)
 		return;
 	txs->dead = true;
 	txs->reaped = true;
+	list_del_init(&txs->cwnd_link);
+	peer->inflight -= txs->flight;
+	txs->flight = 0;
 	rhashtable_remove_fast(&peer->ni->txs_ht, &txs->hnode,
 			       grim_txs_params);
 	atomic_dec(&peer->ni->ntxs);
@@ -295,9 +432,13 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 					    GRIM_FRAME_CB(newest)->sent);
 		consume_skb(newest);
 	}
+	if (grim_seq_after(seq, txs->snd_una))
+		grim_peer_cwnd_grow(txs->peer, min(seq - txs->snd_una,
+						   txs->flight));
 	txs->snd_una = seq;
 	if (grim_seq_before(txs->snd_nxt, seq))
 		txs->snd_nxt = seq;
+	grim_txs_flight(txs);
 	if (txs->skip && grim_seq_after(seq, txs->skip_seq))
 		txs->skip = false;	/* the receiver took the skip */
 	if (newest && skb_queue_empty(&txs->frames))
@@ -376,9 +517,11 @@ static void grim_txs_restart(struct grim_txs *txs)
 	txs->probed = false;
 	txs->held = false;
 	txs->probe = false;
+	txs->rto_one = false;
 	txs->skip = false;
 	txs->aborting = false;
 	txs->closing = false;
+	grim_txs_flight(txs);
 	if (!txs->srtt8)
 		grim_txs_rtt_seed(txs);
 	txs->rto = txs->rto_base;
@@ -421,11 +564,13 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 	txs->dupacks = 0;
 	txs->fast = false;
 	txs->probed = false;
+	grim_txs_flight(txs);
 }
 
 /* Put the current ACK of the reverse stream into a frame's head, and ask
- * for an ACK at once if the frame fills the window (the receiver, which
- * does not know our window, would otherwise wait for GRIM_ACK_EVERY).
+ * for an ACK at once if the frame fills the stream's window or the
+ * peer's congestion window (the receiver, which knows neither, would
+ * otherwise wait for GRIM_ACK_EVERY).
  * The frame after frames given up carries, instead of that ACK, where
  * the frames given up start (GRIM_XF_SKIP).
  */
@@ -563,7 +708,8 @@ static unsigned long grim_txs_timeout(struct grim_txs *txs)
 	unsigned long pto = max_t(unsigned long, txs->srtt8 >> 2,
 				  GRIM_PROBE_MIN);
 
-	return txs->probed || txs->probe || pto >= txs->rto ? txs->rto : pto;
+	return txs->probed || txs->probe || txs->rto_one || pto >= txs->rto ?
+	       txs->rto : pto;
 }
 
 /* Make sure the timer fires by the deadline the progress stamp gives;
@@ -586,20 +732,34 @@ void grim_txs_push(struct grim_txs *txs)
 	struct grim_peer *peer = txs->peer;
 	struct grim_ni *ni = peer->ni;
 	u32 window = READ_ONCE(ni->window);
+	u32 quantum = txs->cwnd_turn ? GRIM_CWND_QUANTUM : U32_MAX;
 	struct sk_buff *skb, *clone;
 
+	grim_txs_flight(txs);
+	if (READ_ONCE(peer->xmit_congested)) {
+		WRITE_ONCE(peer->xmit_congested, false);
+		grim_peer_cwnd_loss(peer, true);
+	}
 	if (txs->dead || txs->held || txs->aborting ||
 	    peer->state != GRIM_PEER_UP)
 		return;
-	/* After a NACK, one frame probes the endpoint until it is ACKed. */
-	if (txs->probe)
+	/* After a NACK, one frame probes the endpoint until it is ACKed;
+	 * after a timeout, one frame finds what the receiver holds.
+	 */
+	if (txs->probe || txs->rto_one)
 		window = 1;
 	if (txs->snd_nxt == txs->snd_una)
 		txs->progress = jiffies;	/* nothing was in flight */
 	while ((skb = txs->send_head) &&
 	       txs->snd_nxt - txs->snd_una < window) {
 		bool retx = grim_seq_before(txs->snd_nxt, txs->next_sent);
-		bool full = txs->snd_nxt + 1 - txs->snd_una >= window;
+		bool full = txs->snd_nxt + 1 - txs->snd_una >= window ||
+			    peer->inflight + 1 >= peer->cwnd;
+
+		if (!quantum-- || !grim_txs_cwnd_room(txs)) {
+			grim_txs_cwnd_wait(txs);
+			break;
+		}
 
 		clone = retx ? grim_frame_copy(txs, skb, full) :
 			       grim_frame_first(txs, skb, full);
@@ -616,6 +776,8 @@ void grim_txs_push(struct grim_txs *txs)
 		}
 		grim_count(ni, peer, GRIM_STAT_TX_FRAMES);
 		txs->snd_nxt++;
+		txs->flight++;
+		peer->inflight++;
 		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
 				 NULL : skb->next;
 		grim_peer_xmit(peer, clone);
@@ -676,6 +838,7 @@ static void grim_txs_give_up_orphans(struct grim_txs *txs)
 	txs->skip_from = from;
 	txs->skip_seq = txs->snd_una;
 	txs->probe = false;
+	txs->rto_one = false;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	if (skb_queue_empty(&txs->frames))
 		grim_txs_now_idle(txs);
@@ -807,9 +970,11 @@ static void grim_txs_timer(struct timer_list *t)
 			goto out;
 		}
 		grim_count(ni, peer, GRIM_STAT_RTO_EVENTS);
+		grim_peer_cwnd_loss(peer, true);
 		trace_grim_timeout(peer->node, txs->src_chan, txs->dst_chan,
 				   txs->snd_una);
 		grim_txs_rollback(txs, txs->snd_una);
+		txs->rto_one = true;
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
 		txs->progress = jiffies;
@@ -898,6 +1063,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		if (!grim_seq_before(seq, txs->recover) &&
 		    ++txs->dupacks == GRIM_DUPACK_THRESH) {
 			grim_count(ni, peer, GRIM_STAT_FAST_RETRANS);
+			grim_peer_cwnd_loss(peer, false);
 			txs->recover = txs->next_sent;
 			txs->dupacks = 0;
 			txs->fast = true;
@@ -942,6 +1108,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	 */
 	txs->held = false;
 	txs->probe = false;
+	txs->rto_one = false;
 	/* A timeout's back-off unwinds by half on each ACK that gives no
 	 * sample (Karn), and at once on one that does.  On a path slower
 	 * than the estimate, frames resent and then ACKed give no sample,
@@ -1045,6 +1212,7 @@ void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 	txs->skip_seq = seq + 1;
 	txs->held = false;
 	txs->probe = false;
+	txs->rto_one = false;
 	txs->probed = false;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
@@ -1497,6 +1665,7 @@ static void grim_txs_aborted(struct grim_txs *txs, u32 from)
 	txs->skip = false;
 	txs->held = false;
 	txs->probe = false;
+	txs->rto_one = false;
 	txs->probed = false;
 	txs->fast = false;
 	txs->dupacks = 0;

@@ -364,6 +364,7 @@ void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
 		    struct sk_buff *skb, u32 echo, const u8 *mac)
 {
 	struct net_device *lower = ni->lower;
+	int rc;
 
 	skb->dev = lower;
 	skb->protocol = htons(GRIM_ETH_P);
@@ -389,8 +390,17 @@ void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
 		kfree_skb(skb);
 		return;
 	}
-	if (dev_queue_xmit(skb) != NET_XMIT_SUCCESS)
-		grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
+	rc = dev_queue_xmit(skb);
+	if (rc == NET_XMIT_SUCCESS)
+		return;
+	if (rc == NET_XMIT_DROP || rc == NET_XMIT_CN) {
+		/* A full qdisc: congestion on our own side of the path. */
+		grim_count(ni, peer, GRIM_STAT_TX_QDISC_DROPS);
+		if (peer)
+			WRITE_ONCE(peer->xmit_congested, true);
+		return;
+	}
+	grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
 }
 
 static void grim_xmit(struct grim_ni *ni, struct grim_peer *peer,
@@ -423,6 +433,8 @@ void grim_peer_unlock(struct grim_peer *peer)
 	struct sk_buff_head q;
 	struct sk_buff *skb;
 
+	if (!list_empty(&peer->cwnd_wait))
+		grim_peer_cwnd_wake(peer);
 	if (skb_queue_empty(&peer->xmitq)) {
 		spin_unlock(&peer->lock);
 		return;

@@ -440,6 +440,9 @@ enum {
 	GRIM_A_RX_STREAMS,	/* u32: live receive streams of the NI */
 	GRIM_A_STREAM_IDLE_MS,	/* u32: IFLA_GRIM_STREAM_IDLE_MS */
 	GRIM_A_PEER_RATE,	/* u32: IFLA_GRIM_PEER_RATE */
+	GRIM_A_PEER_CWND,	/* u32: congestion window, frames */
+	GRIM_A_PEER_INFLIGHT,	/* u32: frames in flight to the peer */
+	GRIM_A_PEER_SRTT_US,	/* u32: smoothed round trip, 0 unknown */
 	__GRIM_A_MAX,
 };
 
