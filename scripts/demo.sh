@@ -152,8 +152,33 @@ step_auth() {
 	rm -f "$key" "$cap"
 }
 
+step_congestion() {
+	banner "11. A congested switch port: host 3's port is a 4 Mbit/s token bucket"
+	log "(hosts 1 and 2 stream 4000-byte messages to host 3 for 10 s; each"
+	log " NI keeps a congestion window per peer, halved when the port's queue"
+	log " overflows, so the port stays busy and nothing is sent twice for long)"
+	pp tc -n "$SWITCH_NS" qdisc add dev p3 root tbf rate 4mbit burst 16kb latency 50ms
+	nsx 3 "$RDM" recv -p 106 -n 100000000 -T 10 -t 60 | sed 's/^/    [host 3] /' &
+	local r=$!
+	wait_bound 3 106
+	nsx 1 "$RDM" send -d 3 -p 106 -n 100000000 -m 4000 -M 4000 -S 7 -E >/dev/null &
+	nsx 2 "$RDM" send -d 3 -p 106 -n 100000000 -m 4000 -M 4000 -S 8 -E >/dev/null &
+	sleep 8
+	log "host 1's peers while it sends: cwnd is its window to each, in frames"
+	pp nsx 1 "$GRIM_TOOL" peer show dev grim0
+	wait $r
+	sleep 2		# the senders stop at their first refused message
+	pkill -x grim_rdm
+	wait
+	log "(4 Mbit/s is 500,000 bytes a second: the receiver's rate above is"
+	log " the share of it that arrived as payload)"
+	pp tc -s -n "$SWITCH_NS" qdisc show dev p3
+	show_counters 1 'tx_cwnd_cuts|retransmit_frames|retransmit_timeouts'
+	tc -n "$SWITCH_NS" qdisc del dev p3 root
+}
+
 step_peer_down() {
-	banner "11. A peer vanishes: host 3's link is deleted while host 1 streams to it"
+	banner "12. A peer vanishes: host 3's link is deleted while host 1 streams to it"
 	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
 	wait_bound 3 103
 	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
@@ -167,7 +192,7 @@ step_peer_down() {
 }
 
 step_streams() {
-	banner "12. Short-lived sockets: 3000 of them, one request each; their streams come and go"
+	banner "13. Short-lived sockets: 3000 of them, one request each; their streams come and go"
 	nsx 2 "$RDM" echo -p 105 -t 120 >/dev/null &
 	local e=$!
 	wait_bound 2 105
@@ -181,14 +206,14 @@ step_streams() {
 }
 
 step_kernel_log() {
-	banner "13. Kernel log (grim)"
+	banner "14. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
 STEPS=(step_topology step_module step_links step_show step_messages step_faults
-       step_slow_receiver step_errqueue step_tool step_auth step_peer_down
-       step_streams step_kernel_log)
+       step_slow_receiver step_errqueue step_tool step_auth step_congestion
+       step_peer_down step_streams step_kernel_log)
 
 for s in "${STEPS[@]}"; do
 	"$s"

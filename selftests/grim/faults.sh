@@ -47,7 +47,7 @@ wait "$rpid" || fail "receiver saw loss, duplication, reordering or corruption"
 
 pretty "" "the faults were real and the protocol repaired them"
 for h in 1 2; do
-	log "host $h: $(nsx "$h" ethtool -S grim0 | grep -E 'retransmit|fast|nacks|tx_frames' | tr -s ' \n' ' ')"
+	log "host $h: $(nsx "$h" ethtool -S grim0 | grep -E 'retransmit|fast|nacks|tx_frames|cwnd' | tr -s ' \n' ' ')"
 done
 log "host 3: $(nsx 3 ethtool -S grim0 | grep -E 'rx_(msgs|dup|out|drop_bad_checksum)' | tr -s ' \n' ' ')"
 check_eq "$(stat 3 rx_msgs)" "$TOTAL" "messages delivered"

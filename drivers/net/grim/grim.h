@@ -52,7 +52,8 @@
 #define GRIM_CWND_MIN		4
 #define GRIM_CWND_MAX		16384
 #define GRIM_CWND_QUANTUM	4	/* frames a waiting stream sends a turn */
-#define GRIM_RTT_MIN_WINDOW	(10 * HZ)	/* the base RTT's life */
+#define GRIM_RTT_MIN_WINDOW	(10 * HZ)	/* the base RTT's memory */
+#define GRIM_QUEUE_DELAY_MS	8	/* RTT above the base that is a queue */
 #define GRIM_NACK_BACKOFF_MIN	1		/* jiffies */
 #define GRIM_NACK_BACKOFF_MAX	(HZ / 4)
 /* What hosts on the segment can make an NI keep (see grim.rst, Limits):
@@ -325,8 +326,9 @@ struct grim_peer {
 	u32 cwnd_acked;			/* frames ACKed toward cwnd + 1 */
 	u32 inflight;
 	unsigned long cwnd_cut;		/* jiffies of the last cut */
-	unsigned long rtt_min;		/* the base RTT, jiffies (0: none) */
-	unsigned long rtt_min_at;	/* jiffies it was taken */
+	unsigned long rtt_min;		/* least RTT sample of this epoch */
+	unsigned long rtt_min_prev;	/* ... of the epoch before (0: none) */
+	unsigned long rtt_min_at;	/* jiffies this epoch began */
 	struct list_head cwnd_wait;
 	bool xmit_congested;
 	/* Incarnations of its streams seen in this session: bit i of

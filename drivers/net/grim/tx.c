@@ -18,14 +18,14 @@
  *    costs a probe instead of a timeout.  The answer shows what the
  *    receiver lacks of all that was sent before the probe: resend that.
  *  - Retransmission timer: no progress for rto; go back to the oldest
- *    unacknowledged frame and send it alone until an ACK moves the stream
- *    (which skips what the receiver held), doubling rto up to
- *    GRIM_MAX_RTO_MS.  Progress is a time stamp; the timer is not moved
- *    on every ACK, nor stopped when all is acknowledged.  It looks at the
- *    stamp when it fires and, if the stream moved meanwhile, sleeps again
- *    until the deadline the stamp gives.  A request-response pattern
- *    thus touches the timer wheel about once per probe interval, not
- *    twice per message.
+ *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.  If the
+ *    loss counts as congestion, that frame goes alone until an ACK moves
+ *    the stream (which skips what the receiver held).  Progress is a
+ *    time stamp; the timer is not moved on every ACK, nor stopped when
+ *    all is acknowledged.  It looks at the stamp when it fires and, if
+ *    the stream moved meanwhile, sleeps again until the deadline the
+ *    stamp gives.  A request-response pattern thus touches the timer
+ *    wheel about once per probe interval, not twice per message.
  *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
  *    came after it.  Until everything sent so far is ACKed, resend the
  *    frames the receiver's reports (SACK) show missing, each once; an ACK
@@ -34,10 +34,11 @@
  *  - Congestion: all streams to a peer share its congestion window, the
  *    frames they may have in flight together.  It grows on ACKs (slow
  *    start, then a frame per window) and is halved, at most once a round
- *    trip, on a loss that congestion explains: a timeout, a frame the
- *    local qdisc dropped, or a loss while the round trip stands above the
- *    path's base (a queue has built up).  A loss at the base round trip
- *    (corruption, a lossy link) ends slow start and cuts nothing.  A
+ *    trip, on a loss that congestion explains: a frame the local qdisc
+ *    dropped, or a loss (timeout or duplicate ACKs) while the round trip
+ *    stands well above the path's base (a queue has built up).  A loss
+ *    at the base round trip (corruption, a lossy link) ends slow start
+ *    and cuts nothing.  A
  *    stream that finds the window full waits in line and sends a few
  *    frames a turn.  The receiver's NACK stays the only flow control.
  *
@@ -133,11 +134,18 @@ static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
 	m = max(m, 1UL);
 	grim_rtt_update(&txs->srtt8, &txs->rttvar4, m);
 	grim_rtt_update(&peer->srtt8, &peer->rttvar4, m);
-	/* The base: the least round trip of the last GRIM_RTT_MIN_WINDOW. */
-	if (!peer->rtt_min || m <= peer->rtt_min ||
-	    time_after(jiffies, peer->rtt_min_at + GRIM_RTT_MIN_WINDOW)) {
+	/* The base: the least round trip of this half of
+	 * GRIM_RTT_MIN_WINDOW and of the half before.  It forgets, so that
+	 * a host that is busy for a while (its own round trips grow) does
+	 * not take every loss for a queue; it forgets slowly, so that a
+	 * queue that builds up is not the base at once.
+	 */
+	if (time_after(jiffies, peer->rtt_min_at + GRIM_RTT_MIN_WINDOW / 2)) {
+		peer->rtt_min_prev = peer->rtt_min;
 		peer->rtt_min = m;
 		peer->rtt_min_at = jiffies;
+	} else if (!peer->rtt_min || m < peer->rtt_min) {
+		peer->rtt_min = m;
 	}
 	txs->rto_base = grim_rto_of(peer->ni, txs->srtt8, txs->rttvar4);
 }
@@ -161,6 +169,8 @@ void grim_peer_cc_reset(struct grim_peer *peer)
 	peer->ssthresh = GRIM_CWND_MAX;
 	peer->cwnd_acked = 0;
 	peer->rtt_min = 0;
+	peer->rtt_min_prev = 0;
+	peer->rtt_min_at = jiffies;
 	peer->cwnd_cut = jiffies - HZ;
 }
 
@@ -196,39 +206,48 @@ static void grim_peer_cwnd_grow(struct grim_peer *peer, u32 acked)
 	}
 }
 
-/* Whether the peer's round trip stands above its base: a queue on the
- * path holds our frames.  By more than half the base and two jiffies,
- * so that a round trip below a jiffy, and its jitter, do not count.
+/* Whether the peer's round trip stands well above its base: a queue on
+ * the path holds our frames.  Twice the base, and GRIM_QUEUE_DELAY_MS
+ * past it, so that a round trip of a jiffy or less, and the jitter of a
+ * busy host, do not count.
  */
 static bool grim_peer_queueing(const struct grim_peer *peer)
 {
-	unsigned long srtt = peer->srtt8 >> 3;
+	unsigned long base = min_not_zero(peer->rtt_min, peer->rtt_min_prev);
 
-	return peer->rtt_min &&
-	       srtt > peer->rtt_min + max(peer->rtt_min / 2, 2UL);
+	return base && peer->srtt8 >> 3 >
+	       base + max(base, msecs_to_jiffies(GRIM_QUEUE_DELAY_MS));
 }
 
-/* A loss: @congestion when it is a timeout or a local drop, which
- * congestion explains in any case.  Halve the window, once a round trip:
- * the losses of one overflow, found one by one, are one event.  Peer
- * lock held.
+/* A loss, found by duplicate ACKs or a timeout; @congestion when the
+ * local qdisc dropped, which congestion explains in any case.  A loss
+ * while the round trip is at its base (a lossy or corrupting link) ends
+ * slow start and cuts nothing.  Returns whether the loss counts as
+ * congestion.  Halve the
+ * window, once a round trip: the losses of one overflow, found one by
+ * one, are one event.  Peer lock held.
  */
-static void grim_peer_cwnd_loss(struct grim_peer *peer, bool congestion)
+static bool grim_peer_cwnd_loss(struct grim_peer *peer, bool congestion)
 {
 	unsigned long srtt = max(peer->srtt8 >> 3, 1UL);
 
-	if (!congestion && !grim_peer_queueing(peer)) {
+	/* A path never timed (every frame resent before its ACK came, on a
+	 * path slower than rto_ms) has no base to tell a queue by: its
+	 * losses count as congestion until it has.
+	 */
+	if (!congestion && peer->rtt_min && !grim_peer_queueing(peer)) {
 		/* Not a queue of ours that overflowed: leave slow start. */
 		peer->ssthresh = max_t(u32, peer->cwnd, GRIM_CWND_MIN);
-		return;
+		return false;
 	}
 	if (time_before(jiffies, peer->cwnd_cut + srtt))
-		return;
+		return true;
 	peer->cwnd_cut = jiffies;
 	peer->ssthresh = max_t(u32, peer->cwnd / 2, GRIM_CWND_MIN);
 	peer->cwnd = peer->ssthresh;
 	peer->cwnd_acked = 0;
 	grim_count(peer->ni, peer, GRIM_STAT_CWND_CUTS);
+	return true;
 }
 
 /* Whether @txs may put one more frame in flight.  Streams already in
@@ -568,9 +587,10 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 }
 
 /* Put the current ACK of the reverse stream into a frame's head, and ask
- * for an ACK at once if the frame fills the stream's window or the
- * peer's congestion window (the receiver, which knows neither, would
- * otherwise wait for GRIM_ACK_EVERY).
+ * for an ACK at once if the frame fills the stream's window, or the
+ * peer's congestion window when that is too small for the receiver's
+ * ACK every GRIM_ACK_EVERY frames to keep it moving (the receiver, which
+ * knows neither window, would otherwise wait for its ACK timer).
  * The frame after frames given up carries, instead of that ACK, where
  * the frames given up start (GRIM_XF_SKIP).
  */
@@ -754,7 +774,8 @@ void grim_txs_push(struct grim_txs *txs)
 	       txs->snd_nxt - txs->snd_una < window) {
 		bool retx = grim_seq_before(txs->snd_nxt, txs->next_sent);
 		bool full = txs->snd_nxt + 1 - txs->snd_una >= window ||
-			    peer->inflight + 1 >= peer->cwnd;
+			    (peer->inflight + 1 >= peer->cwnd &&
+			     peer->cwnd < 2 * GRIM_ACK_EVERY);
 
 		if (!quantum-- || !grim_txs_cwnd_room(txs)) {
 			grim_txs_cwnd_wait(txs);
@@ -970,11 +991,14 @@ static void grim_txs_timer(struct timer_list *t)
 			goto out;
 		}
 		grim_count(ni, peer, GRIM_STAT_RTO_EVENTS);
-		grim_peer_cwnd_loss(peer, true);
 		trace_grim_timeout(peer->node, txs->src_chan, txs->dst_chan,
 				   txs->snd_una);
 		grim_txs_rollback(txs, txs->snd_una);
-		txs->rto_one = true;
+		/* Into a queue that overflowed, one frame finds out what the
+		 * receiver holds; on a lossy link, the whole window goes
+		 * again at once.
+		 */
+		txs->rto_one = grim_peer_cwnd_loss(peer, false);
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
 		txs->progress = jiffies;
