@@ -154,9 +154,10 @@ step_auth() {
 
 step_congestion() {
 	banner "11. A congested switch port: host 3's port is a 4 Mbit/s token bucket"
-	log "(hosts 1 and 2 stream 4000-byte messages to host 3 for 10 s; each"
-	log " NI keeps a congestion window per peer, halved when the port's queue"
-	log " overflows, so the port stays busy and nothing is sent twice for long)"
+	log "(hosts 1 and 2 stream 4000-byte messages to host 3 for 10 s; cwnd in"
+	log " grim peer show is what all of a host's streams to a peer may have in"
+	log " flight, tx_cwnd_cuts counts its cuts, and the port's qdisc counts what"
+	log " it dropped)"
 	pp tc -n "$SWITCH_NS" qdisc add dev p3 root tbf rate 4mbit burst 16kb latency 50ms
 	nsx 3 "$RDM" recv -p 106 -n 100000000 -T 10 -t 60 | sed 's/^/    [host 3] /' &
 	local r=$!
