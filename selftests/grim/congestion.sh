@@ -4,7 +4,8 @@
 # Many senders, one slow bottleneck: goodput near the bottleneck's rate,
 # shared fairly, nothing lost or doubled.
 #
-# 8 senders on 4 hosts stream 4000-byte messages to one socket on host 5,
+# 8 senders on 4 hosts, each host with a round-trip estimate from traffic
+# before, stream 4000-byte messages to one socket on host 5,
 # whose switch port is a token bucket (tc tbf) at RATE, a tenth or less of
 # what each sender's own link carries, with a short queue: frames beyond
 # it are dropped, as a switch port's would be.  Over SECS seconds the
@@ -37,6 +38,24 @@ grim_cluster 5
 for i in 1 2 3 4; do
 	wait_peer_up $i 5
 done
+
+# Each sender first talks to host 5 over the open port, so that its peer
+# has a round-trip estimate from before the bottleneck: a queue must be
+# found as one even by a sender that timed the path when it was empty.
+pretty "" "each sending host sends 200 messages to host 5 before the bucket"
+bg nsx 5 "$RDM" recv -p 99 -n 800 -t 60
+w=$!
+wait_bound 5 99
+for i in 1 2 3 4; do
+	nsx $i "$RDM" send -d 5 -p 99 -n 200 -m $SIZE -M $SIZE -S $i >/dev/null ||
+		fail "warm-up sender on host $i"
+done
+wait $w || fail "warm-up receiver"
+for i in 1 2 3 4; do
+	read -r cwnd inflight srtt <<<"$(peer_path $i 5)"
+	[ "$srtt" -gt 0 ] || fail "host $i has no round trip to host 5 after the warm-up"
+done
+
 tc -n "$SWITCH_NS" qdisc add dev p5 root tbf rate "${RATE_BIT}bit" \
 	burst 16kb latency 50ms || fail "tbf"
 

@@ -54,6 +54,7 @@
 #define GRIM_CWND_QUANTUM	4	/* frames a waiting stream sends a turn */
 #define GRIM_RTT_MIN_WINDOW	(10 * HZ)	/* the base RTT's memory */
 #define GRIM_QUEUE_DELAY_MS	8	/* RTT above the base that is a queue */
+#define GRIM_RTT_STALE		8	/* srtts without a sample: stale */
 #define GRIM_NACK_BACKOFF_MIN	1		/* jiffies */
 #define GRIM_NACK_BACKOFF_MAX	(HZ / 4)
 /* What hosts on the segment can make an NI keep (see grim.rst, Limits):
@@ -329,6 +330,7 @@ struct grim_peer {
 	unsigned long rtt_min;		/* least RTT sample of this epoch */
 	unsigned long rtt_min_prev;	/* ... of the epoch before (0: none) */
 	unsigned long rtt_min_at;	/* jiffies this epoch began */
+	unsigned long rtt_sampled;	/* jiffies of the last RTT sample */
 	struct list_head cwnd_wait;
 	bool xmit_congested;
 	/* Incarnations of its streams seen in this session: bit i of

@@ -36,11 +36,11 @@
  *    start, then a frame per window) and is halved, at most once a round
  *    trip, on a loss that congestion explains: a frame the local qdisc
  *    dropped, or a loss (timeout or duplicate ACKs) while the round trip
- *    stands well above the path's base (a queue has built up).  A loss
- *    at the base round trip (corruption, a lossy link) ends slow start
- *    and cuts nothing.  A
- *    stream that finds the window full waits in line and sends a few
- *    frames a turn.  The receiver's NACK stays the only flow control.
+ *    stands well above the path's base (a queue has built up) or was not
+ *    measured lately.  A loss at the base round trip (corruption, a
+ *    lossy link) ends slow start and cuts nothing.  A stream that finds
+ *    the window full waits in line and sends a few frames a turn.  The
+ *    receiver's NACK stays the only flow control.
  *
  * Frames are built once, when queued.  A message that fits one frame is
  * that frame: the socket left headroom for the headers.  Longer ones are
@@ -134,6 +134,7 @@ static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
 	m = max(m, 1UL);
 	grim_rtt_update(&txs->srtt8, &txs->rttvar4, m);
 	grim_rtt_update(&peer->srtt8, &peer->rttvar4, m);
+	peer->rtt_sampled = jiffies;
 	/* The base: the least round trip of this half of
 	 * GRIM_RTT_MIN_WINDOW and of the half before.  It forgets, so that
 	 * a host that is busy for a while (its own round trips grow) does
@@ -231,11 +232,16 @@ static bool grim_peer_cwnd_loss(struct grim_peer *peer, bool congestion)
 {
 	unsigned long srtt = max(peer->srtt8 >> 3, 1UL);
 
-	/* A path never timed (every frame resent before its ACK came, on a
-	 * path slower than rto_ms) has no base to tell a queue by: its
-	 * losses count as congestion until it has.
+	/* A path not timed lately has no round trip to tell a queue by:
+	 * once a queue grows past rto_ms, every frame is resent before its
+	 * ACK comes, no sample is taken, and the estimate stays where it
+	 * was before the queue.  Its losses count as congestion until it is
+	 * timed again; so do those of a path never timed.
 	 */
-	if (!congestion && peer->rtt_min && !grim_peer_queueing(peer)) {
+	if (!congestion && peer->rtt_min &&
+	    time_before(jiffies, peer->rtt_sampled +
+			max(srtt * GRIM_RTT_STALE, (unsigned long)HZ / 4)) &&
+	    !grim_peer_queueing(peer)) {
 		/* Not a queue of ours that overflowed: leave slow start. */
 		peer->ssthresh = max_t(u32, peer->cwnd, GRIM_CWND_MIN);
 		return false;
