@@ -237,6 +237,8 @@ echo
 echo "Results (kernel $kver, $base kselftest):"
 if [ ! -f "$vmout/done" ]; then
 	result not-ok vm "the VM did not come up or did not finish, see $out/vm.log"
+	echo "    --- last lines of $out/vm.log (kernel console included):"
+	grep -v -e '^    ' "$out/vm.log" | tail -n 60 | sed 's/^/    | /'
 fi
 if [ -f "$vmout/insmod.rc" ]; then
 	result not-ok module-load "insmod $ko"

@@ -52,6 +52,10 @@ mkdir -p "$out" "$top/.cache"
 vng_base=(vng --run "$VMLINUZ" --disable-microvm
 	  --memory "${GRIM_VM_MEM:-2G}" --cpus "${GRIM_VM_CPUS:-2}"
 	  --rwdir="$out" --cwd "$top")
+# The kernel console, errors and worse only, joins the VM's output and
+# $out/vm.log: what a guest that dies takes with it (a panic, a stack
+# overflow) is there, not in dmesg.txt.
+vng_base+=(--verbose --append loglevel=3)
 [ -n "${GRIM_VM_APPEND:-}" ] && vng_base+=(--append "$GRIM_VM_APPEND")
 
 # KVM: only if a quick boot proves it works with this kernel (cached).
@@ -89,6 +93,13 @@ splats() {
 	fi
 }
 guest=$top/scripts/guest-run-tests.sh
+# The end of what the VM printed, kernel console included, for a VM that
+# did not finish.
+vm_tail() {
+	[ -s "$out/vm.log" ] || return 0
+	echo "    --- last lines the VM printed ($out/vm.log):"
+	tr -d '\r' <"$out/vm.log" | tail -n 60 | sed 's/^/    | /'
+}
 
 # ---- demo / single script -----------------------------------------------------
 if [ "${1:-}" = --script ]; then
@@ -99,12 +110,13 @@ if [ "${1:-}" = --script ]; then
 	echo "vm-run: booting $KVER ($accel), running ${script#"$top"/}"
 	start=$(date +%s)
 	timeout -k 10 "${GRIM_VM_TIMEOUT:-900}" "${vng_base[@]}" "${kvm[@]}" \
-		--exec "$guest $out $GRIM_KO --script $script $*" </dev/null
-	vm_rc=$?
+		--exec "$guest $out $GRIM_KO --script $script $*" </dev/null 2>&1 |
+		tee "$out/vm.log"
+	vm_rc=${PIPESTATUS[0]}
 	echo "vm-run: VM exited after $(($(date +%s) - start))s"
 	rc=1
 	[ -f "$out/done" ] && rc=$(cat "$out/done")
-	[ -f "$out/done" ] || echo "vm-run: the VM did not finish (exit $vm_rc)"
+	[ -f "$out/done" ] || { echo "vm-run: the VM did not finish (exit $vm_rc)"; vm_tail; }
 	if [ -f "$out/dmesg.txt" ] && ! bad=$(splats "$out/dmesg.txt"); then
 		echo "vm-run: kernel log problems:"
 		echo "$bad" | sed 's/^/    /'
@@ -139,6 +151,7 @@ echo "vm-run: booting $KVER ($accel), running ${#tests[@]} test(s): ${tests[*]}"
 start=$(date +%s)
 timeout -k 10 "${GRIM_VM_TIMEOUT:-$total}" "${vng_base[@]}" "${kvm[@]}" \
 	--exec "env $fwd $guest $out $GRIM_KO $testdir ${tests[*]}" </dev/null 2>&1 |
+	tee "$out/vm.log" |
 	sed -u 's/\r$//; s/^/  | /'
 vm_rc=${PIPESTATUS[0]}
 wall=$(($(date +%s) - start))
@@ -149,6 +162,7 @@ echo
 echo "Results:"
 if [ ! -f "$out/done" ]; then
 	echo "not ok vm  (the VM did not come up or did not finish; vng exit $vm_rc)"
+	vm_tail
 	fail=$((fail + 1))
 fi
 if [ -f "$out/insmod.rc" ]; then
