@@ -41,7 +41,8 @@
 # are make check's, on every kernel.  Here the big ones run smaller unless
 # set: GRIM_TEST_STREAMS_COUNT 20000 (streams.sh), GRIM_TEST_CHURN 300
 # (peer_churn.sh), GRIM_TEST_RESTART_STREAMS 1000 (restart.sh),
-# GRIM_TEST_FAULT_MSGS 20000 (faults.sh), GRIM_TEST_MESH_HOSTS 8 (mesh.sh).
+# GRIM_TEST_FAULT_MSGS 20000 (faults.sh), GRIM_TEST_MESH_HOSTS 8 (mesh.sh),
+# GRIM_TEST_LOSSY_MSGS 20 (reasm_live.sh).
 # Output in .vm-out/kselftest/ (GRIM_VM_OUT=<dir> for another): build
 # logs, vm/kselftest.log (the runner's output), vm/dmesg.txt.  The tree
 # and the module index in .cache/ are kept; a second run only rebuilds
@@ -221,6 +222,7 @@ export GRIM_TEST_CHURN=${GRIM_TEST_CHURN:-300}
 export GRIM_TEST_RESTART_STREAMS=${GRIM_TEST_RESTART_STREAMS:-1000}
 export GRIM_TEST_FAULT_MSGS=${GRIM_TEST_FAULT_MSGS:-20000}
 export GRIM_TEST_MESH_HOSTS=${GRIM_TEST_MESH_HOSTS:-8}
+export GRIM_TEST_LOSSY_MSGS=${GRIM_TEST_LOSSY_MSGS:-20}
 fwd=$(env | grep -E '^GRIM_TEST_[A-Z0-9_]+=[A-Za-z0-9_.:-]*$' | tr '\n' ' ')
 vmout=$out/vm
 echo "check-kselftest: running make -C tools/testing/selftests TARGETS=grim run_tests in a VM"
