@@ -891,6 +891,8 @@ static size_t data_frame(uint8_t *f, uint16_t schan, uint16_t dchan,
 	cm->dst_chan = htons(dchan);
 	cm->seq = htonl(seq);
 	cm->inc = htonl(inc);
+	cm->tsval = 0;
+	cm->tsecr = 0;
 	fh->offset = htons(offset);
 	fh->check = 0;
 	fh->ack = 0;

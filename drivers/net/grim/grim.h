@@ -264,6 +264,7 @@ struct grim_rxs {
 	unsigned long last_rx;	/* jiffies of its last DATA or ABORT frame */
 	struct rcu_head rcu;
 	u32 rcv_nxt;		/* next expected frame */
+	u32 ts_recent;		/* tsval of the last frame taken in sequence */
 	u8 state;		/* enum grim_rx_state */
 	u8 reason;		/* DISCARD, rejected: enum grim_reject_reason */
 	bool refused;		/* NACKed rcv_nxt; drop until it returns */
@@ -459,6 +460,14 @@ struct grim_frame_cb {
 };
 
 #define GRIM_FRAME_CB(skb) ((struct grim_frame_cb *)(skb)->cb)
+
+/* The clock frames carry in grim_ctl_msg.tsval: microseconds (of 1024
+ * ns), modulo 2^32, never 0 (0 echoes nothing).
+ */
+static inline u32 grim_ts_now(void)
+{
+	return (u32)(ktime_get_ns() >> 10) ?: 1;
+}
 
 static inline void grim_count_add(struct grim_ni *ni, struct grim_peer *peer,
 				  enum grim_stat s, long v)

@@ -415,6 +415,9 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			     (rej ? sizeof(struct grim_reject) : 0));
 	if (!skb)
 		return;
+	/* The round trip of the frame taken last in sequence. */
+	((struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN))->tsecr =
+		htonl(rxs->ts_recent);
 	if (sack) {
 		/* What waits past the gap, so that only the gap is resent. */
 		skb_queue_walk(&rxs->ooo, pos) {
@@ -831,7 +834,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 	const struct grim_ctl_msg *cm;
 	bool ack = false, now = false;
 	struct grim_rxs *rxs;
-	u32 seq;
+	u32 seq, tsval;
 	u8 flags;
 
 	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
@@ -896,8 +899,10 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 
+	tsval = ntohl(cm->tsval);
 	if (!grim_rx_in_order(ni, peer, rxs, skb, &ack))
 		return;
+	rxs->ts_recent = tsval;
 	while ((skb = skb_peek(&rxs->ooo))) {
 		seq = GRIM_RX_SEQ(skb);
 		if (grim_seq_after(seq, rxs->rcv_nxt))

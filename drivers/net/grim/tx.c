@@ -419,13 +419,27 @@ static bool grim_txs_is_idle(const struct grim_txs *txs)
 	return skb_queue_empty(&txs->frames) && !txs->aborting;
 }
 
-/* Free acknowledged frames; complete their messages.  Returns whether
- * the ACK timed a round trip (Karn's rule).  Peer lock held.
+/* The round trip an echoed send time @tsecr gives, in jiffies, or 0 if
+ * it gives none: no echo, or one from the future or from longer ago
+ * than any round trip the transport waits for (a peer's garbage).
  */
-static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq)
+static unsigned long grim_ts_rtt(u32 tsecr)
+{
+	u32 d = grim_ts_now() - tsecr;
+
+	if (!tsecr || (s32)d < 0 || d > GRIM_MAX_RTO_MS * 1000U)
+		return 0;
+	return max(nsecs_to_jiffies((u64)d << 10), 1UL);
+}
+
+/* Free acknowledged frames; complete their messages.  @tsecr is the
+ * send time the ACK echoes, 0 for none.  Returns whether the ACK timed
+ * a round trip.  Peer lock held.
+ */
+static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq, u32 tsecr)
 {
 	struct sk_buff *skb, *newest = NULL;
-	bool retx = false;
+	bool retx = false, sampled = false, any;
 
 	while ((skb = skb_peek(&txs->frames)) &&
 	       grim_seq_before(GRIM_FRAME_CB(skb)->seq, seq)) {
@@ -439,8 +453,16 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 		if (GRIM_FRAME_CB(skb)->msg)
 			consume_skb(GRIM_FRAME_CB(skb)->msg);
 	}
-	if (newest) {
-		/* Karn's rule, for the whole range: an ACK that a resent
+	any = newest;
+	if (newest && grim_ts_rtt(tsecr)) {
+		/* The echo times the frame that let this ACK go, the first
+		 * copy or a resent one: no ambiguity, no Karn's rule.
+		 */
+		grim_txs_rtt_sample(txs, grim_ts_rtt(tsecr));
+		sampled = true;
+		consume_skb(newest);
+	} else if (newest) {
+		/* No echo: Karn's rule, for the whole range: an ACK that a resent
 		 * frame let through (a filled hole releasing frames held
 		 * past it) times the recovery, not the round trip.  A
 		 * frame resent only by a loss probe still times from its
@@ -452,7 +474,8 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 		 * probed before its ACK comes back and no sample is ever
 		 * taken: the probes and timeouts would never stop.
 		 */
-		if (!retx)
+		sampled = !retx;
+		if (sampled)
 			grim_txs_rtt_sample(txs, jiffies -
 					    GRIM_FRAME_CB(newest)->sent);
 		consume_skb(newest);
@@ -466,9 +489,9 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq)
 	grim_txs_flight(txs);
 	if (txs->skip && grim_seq_after(seq, txs->skip_seq))
 		txs->skip = false;	/* the receiver took the skip */
-	if (newest && skb_queue_empty(&txs->frames))
+	if (any && skb_queue_empty(&txs->frames))
 		grim_txs_now_idle(txs);
-	return newest && !retx;
+	return sampled;
 }
 
 /* The message that frame @skb (unlinked, its last frame) completes, as
@@ -604,9 +627,12 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 			   bool ackreq)
 {
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
+	struct grim_ctl_msg *cm = (struct grim_ctl_msg *)(lh + 1);
 	struct grim_frag_hdr *fh;
 	struct grim_rxs *rev;
 
+	cm->tsval = htonl(grim_ts_now());
+	cm->tsecr = 0;
 	if (ackreq)
 		lh->flags |= GRIM_FF_ACKREQ;
 	else
@@ -626,6 +652,7 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 		lh->flags |= GRIM_FF_ACK;
 		fh->ack = htonl(rev->rcv_nxt);
 		fh->ack_inc = htonl(rev->inc);
+		cm->tsecr = htonl(rev->ts_recent);
 		grim_rxs_acked(rev);
 	} else {
 		lh->flags &= ~GRIM_FF_ACK;
@@ -1053,7 +1080,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		trace_grim_nack(peer->node, txs->src_chan, txs->dst_chan, seq);
 		if (seq == txs->next_sent)	/* nothing there to refuse */
 			return;
-		grim_txs_ack_to(txs, seq);
+		grim_txs_ack_to(txs, seq, ntohl(cm->tsecr));
 		grim_txs_rollback(txs, seq);
 		if (!txs->probe)
 			txs->refused_since = jiffies;
@@ -1103,7 +1130,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 	trace_grim_ack(peer->node, txs->src_chan, txs->dst_chan, seq);
-	timed = grim_txs_ack_to(txs, seq);
+	timed = grim_txs_ack_to(txs, seq, ntohl(cm->tsecr));
 	txs->dupacks = 0;
 	if (txs->fast) {
 		/* Short of recover: another gap in the same window.  With
@@ -1229,7 +1256,7 @@ void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 	grim_count(ni, peer, GRIM_STAT_RX_REJECTS);
-	grim_txs_ack_to(txs, seq);
+	grim_txs_ack_to(txs, seq, ntohl(cm->tsecr));
 	if (txs->send_head == skb)
 		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
 				 NULL : skb->next;
@@ -1356,6 +1383,8 @@ static void grim_frame_init(struct sk_buff *skb, void *hdr,
 	cm->dst_chan = htons(cb->dst_port);
 	cm->seq = 0;
 	cm->inc = 0;
+	cm->tsval = 0;
+	cm->tsecr = 0;
 	fh->offset = htons(off);
 	fh->check = 0;
 	fh->ack = 0;
@@ -1680,7 +1709,7 @@ static void grim_txs_aborted(struct grim_txs *txs, u32 from)
 	struct sk_buff *skb;
 	struct grim_geom g;
 
-	grim_txs_ack_to(txs, from);
+	grim_txs_ack_to(txs, from, 0);
 	__skb_queue_head_init(&old);
 	skb = skb_peek(&txs->frames);
 	if (skb)

@@ -17,7 +17,7 @@
 #include "grim.h"
 
 static_assert(sizeof(struct grim_link_hdr) == 32);
-static_assert(sizeof(struct grim_ctl_msg) == 12);
+static_assert(sizeof(struct grim_ctl_msg) == 20);
 static_assert(sizeof(struct grim_frag_hdr) == 12);
 static_assert(sizeof(struct grim_sack) == 8);
 static_assert(sizeof(struct grim_msg_hdr) == 32);
@@ -348,6 +348,8 @@ struct sk_buff *grim_ctl_frame(struct grim_ni *ni, struct grim_peer *peer,
 	cm->dst_chan = htons(dst_chan);
 	cm->seq = htonl(seq);
 	cm->inc = htonl(inc);
+	cm->tsval = htonl(grim_ts_now());
+	cm->tsecr = 0;
 	return skb;
 }
 

@@ -133,21 +133,21 @@ enum grim_frame_type {
 	GRIM_FT_CLOSED	= 8,	/* the receiver forgot it */
 };
 
-#define GRIM_WIRE_VERSION	5
+#define GRIM_WIRE_VERSION	6
 
 /* The frame check (link header csum) is CRC32C over the frame's bytes from
  * offset GRIM_CRC_SPLIT to its end, then over bytes 0 .. GRIM_CRC_SPLIT - 1
  * (or the whole frame, if shorter) with the csum field, and in a DATA
  * frame flagged GRIM_FF_ICSUM the fragment header's check field, as zero.
  */
-#define GRIM_CRC_SPLIT		56
+#define GRIM_CRC_SPLIT		64
 /* A DATA frame without GRIM_FF_DCRC has only its first GRIM_CRC_HDR_LEN
  * bytes (the frame and message headers) covered by the CRC.  With
  * GRIM_FF_ICSUM its payload is covered instead by the Internet checksum
  * in grim_frag_hdr.check, over the whole frame from the link header on
  * (RFC 1071: the 16-bit ones' complement sum of the frame is 0xffff).
  */
-#define GRIM_CRC_HDR_LEN	88
+#define GRIM_CRC_HDR_LEN	96
 
 /* Link header flags. */
 #define GRIM_FF_FIRST	0x01	/* first fragment of a message */
@@ -205,6 +205,14 @@ struct grim_link_hdr {
  * data direction; a frame of another incarnation than the one a side
  * holds is never taken for it.  A receiver takes each incarnation at most
  * once (see Documentation/networking/grim.rst, "Streams").
+ *
+ * @tsval is the sender's clock (microseconds, 1024 ns each, modulo 2^32)
+ * at this transmission.  @tsecr, in an ACK or NACK and in a data frame
+ * that carries an ACK for the reverse stream, echoes the @tsval of the
+ * last data frame of that stream that arrived in sequence (a frame that
+ * filled a hole included), or is 0.  The data's sender times its round
+ * trip from it, whether or not the frame was resent (TCP's timestamp
+ * option, RFC 7323, without its PAWS check: the incarnation does that).
  */
 struct grim_ctl_msg {
 	__be16	src_chan;	/* logical channel of the sending endpoint */
@@ -214,6 +222,8 @@ struct grim_ctl_msg {
 				 * the sender's next frame
 				 */
 	__be32	inc;		/* the stream's incarnation */
+	__be32	tsval;		/* the sender's clock when it sent this */
+	__be32	tsecr;		/* a @tsval of the stream's data, echoed */
 };
 
 /*
