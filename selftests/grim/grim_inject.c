@@ -655,7 +655,7 @@ static void mode_badcsum(void)
 	int k;
 
 	for (k = 0; k < count; k++) {
-		p = build(f, GRIM_FT_DATA, 12 + rnd() % 200, &flen);
+		p = build(f, GRIM_FT_DATA, CTL_LEN - LH_LEN + rnd() % 200, &flen);
 		if (k % 2) {
 			/* one bit of the CRC */
 			struct grim_link_hdr *lh = (struct grim_link_hdr *)p;
@@ -795,7 +795,7 @@ static void mode_notours(void)
 	need_template();
 	me = ntohl(tmpl.dst_node);
 	for (k = 0; k < count; k++) {
-		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, 12 + rnd() % 200, &flen);
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, CTL_LEN - LH_LEN + rnd() % 200, &flen);
 		switch (k % 5) {
 		case 0:		/* another node */
 			lh->dst_node = htonl(me + 1000 + k);
@@ -860,7 +860,7 @@ static void mode_stale(void)
 
 	need_template();
 	for (k = 0; k < count; k++) {
-		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, 12 + rnd() % 200, &flen);
+		lh = (struct grim_link_hdr *)build(f, GRIM_FT_DATA, CTL_LEN - LH_LEN + rnd() % 200, &flen);
 		/* dst_gen is checked first: a wrong one has no side effect */
 		lh->dst_gen = htonl(ntohl(tmpl.dst_gen) ^ (1 + rnd() % 0xfffffffe));
 		seal((uint8_t *)lh, flen - ETH_HLEN);
