@@ -430,6 +430,8 @@ static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
 		socklen_t fl = sizeof(from);
 		const struct ethhdr *eh;
 		int left = (int)(deadline - now_ms());
+		/* A hello has no control message: it is the shortest. */
+		size_t min = type == GRIM_FT_HELLO ? LH_LEN : CTL_LEN;
 		size_t l;
 		ssize_t r;
 
@@ -451,7 +453,7 @@ static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
 			memcpy(&acklog[nacklog++], buf + ETH_HLEN + LH_LEN,
 			       sizeof(acklog[0]));
 		if ((from.sll_pkttype == PACKET_OUTGOING) != outgoing ||
-		    r < ETH_HLEN + CTL_LEN ||
+		    (size_t)r < ETH_HLEN + min ||
 		    ntohs(eh->h_proto) != GRIM_ETH_P ||
 		    memcmp(outgoing ? eh->h_dest : eh->h_source, dmac, ETH_ALEN) ||
 		    ntohs(lh->magic) != GRIM_ID ||
@@ -459,7 +461,7 @@ static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
 		    lh->type != type)
 			continue;
 		l = ntohs(lh->len);
-		if (l < (size_t)CTL_LEN || l > (size_t)r - ETH_HLEN) {
+		if (l < min || l > (size_t)r - ETH_HLEN) {
 			fprintf(stderr, "sniffed frame with len %zu in %zd bytes\n",
 				l, r - ETH_HLEN);
 			exit(1);
