@@ -141,8 +141,8 @@ per_test=$(sed -n 's/^timeout=\([0-9]\+\).*/\1/p' "$testdir/settings" 2>/dev/nul
 per_test=${GRIM_TEST_TIMEOUT:-${per_test:-300}}
 total=$((180 + (per_test + 15) * ${#tests[@]}))
 # A VM's whole run is capped, except for make check-full's soak loads:
-# 35 min, room for a slow machine's make check on one kernel.
-[ -z "${GRIM_TEST_FULL:-}" ] && [ $total -gt 2100 ] && total=2100
+# 40 min, room for a slow machine's make check on one kernel.
+[ -z "${GRIM_TEST_FULL:-}" ] && [ $total -gt 2400 ] && total=2400
 [ "$GRIM_KO" = none ] || [ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
 
 # GRIM_TEST_* variables tune tests (sizes, counts); pass them to the guest.
