@@ -79,7 +79,13 @@ ln -sfn /proc/self/fd/2 /dev/stderr
 export PATH=$top/tools/grim:$PATH
 export IP_LIB_DIR=$top/tools/grim
 cd "$tree" || die "no tree $tree"
-make -C tools/testing/selftests TARGETS=grim run_tests 2>&1 | tee "$out/kselftest.log"
+# GRIM_TEST_KSELFTEST_PROGS (names separated by colons): the TEST_PROGS
+# to run, if not all of them.
+progs=()
+[ -n "${GRIM_TEST_KSELFTEST_PROGS:-}" ] &&
+	progs=("TEST_PROGS=${GRIM_TEST_KSELFTEST_PROGS//:/ }")
+make -C tools/testing/selftests TARGETS=grim "${progs[@]}" run_tests 2>&1 |
+	tee "$out/kselftest.log"
 echo "${PIPESTATUS[0]}" >"$out/kselftest.rc"
 # The tests that unload grim must leave it loaded.
 if [ -d /sys/module/grim ]; then echo yes; else echo no; fi >"$out/loaded-after"
