@@ -440,6 +440,7 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq, u32 tsecr)
 {
 	struct sk_buff *skb, *newest = NULL;
 	bool retx = false, sampled = false, any;
+	unsigned long rtt = grim_ts_rtt(tsecr);
 
 	while ((skb = skb_peek(&txs->frames)) &&
 	       grim_seq_before(GRIM_FRAME_CB(skb)->seq, seq)) {
@@ -454,11 +455,11 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq, u32 tsecr)
 			consume_skb(GRIM_FRAME_CB(skb)->msg);
 	}
 	any = newest;
-	if (newest && grim_ts_rtt(tsecr)) {
+	if (newest && rtt) {
 		/* The echo times the frame that let this ACK go, the first
 		 * copy or a resent one: no ambiguity, no Karn's rule.
 		 */
-		grim_txs_rtt_sample(txs, grim_ts_rtt(tsecr));
+		grim_txs_rtt_sample(txs, rtt);
 		sampled = true;
 		consume_skb(newest);
 	} else if (newest) {
