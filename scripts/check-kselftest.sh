@@ -43,8 +43,8 @@
 # (peer_churn.sh), GRIM_TEST_RESTART_STREAMS 1000 (restart.sh),
 # GRIM_TEST_FAULT_MSGS 20000 (faults.sh), GRIM_TEST_MESH_HOSTS 8 (mesh.sh),
 # GRIM_TEST_LOSSY_MSGS 20 (reasm_live.sh).
-# The six loads at scale (faults, mesh, streams, restart, probe_hijack,
-# auth_flood) are left out of this run: GRIM_KSELFTEST_SKIP, empty for
+# The seven loads at scale (faults, mesh, congestion, streams, restart,
+# probe_hijack, auth_flood) are left out of this run: GRIM_KSELFTEST_SKIP, empty for
 # all of TEST_PROGS.
 # Output in .vm-out/kselftest/ (GRIM_VM_OUT=<dir> for another): build
 # logs, vm/kselftest.log (the runner's output), vm/dmesg.txt.  The tree
@@ -183,7 +183,7 @@ read -r -a tests <<<"$(make -s -C "$st/grim" list-tests)"
 # The runner runs TEST_PROGS but the loads at scale, which make check runs
 # on every kernel and which take most of its time (GRIM_KSELFTEST_SKIP,
 # names separated by spaces; empty runs them all).
-skip=${GRIM_KSELFTEST_SKIP-faults.sh mesh.sh streams.sh restart.sh probe_hijack.sh auth_flood.sh}
+skip=${GRIM_KSELFTEST_SKIP-faults.sh mesh.sh congestion.sh streams.sh restart.sh probe_hijack.sh auth_flood.sh}
 if [ -n "$skip" ]; then
 	keep=()
 	for t in "${tests[@]}"; do
