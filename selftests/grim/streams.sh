@@ -55,6 +55,8 @@ echo "$out" | tail -5 | sed 's/^/    /'
 for i in 1 2; do
 	log "host $i: live streams (tx rx) $(grim_streams $i)," \
 	    "opened tx $(stat $i tx_streams_opened) rx $(stat $i rx_streams_opened)"
+	# What recovery cost: the frames resent and what resent them.
+	log "host $i: $(nsx $i ethtool -S grim0 | grep -E '^ *(tx_frames|tx_acks|retransmit_frames|retransmit_timeouts|retransmit_probes|fast_retransmits|tx_cwnd_cuts):' | tr -s ' \n' ' ')"
 done
 check_eq "$(($(stat 1 tx_msgs_failed) - fail0))" 0 "messages that failed on host 1"
 check_eq "$(($(stat 2 tx_msgs_failed) - fail1))" 0 "messages that failed on host 2"

@@ -222,7 +222,11 @@ struct grim_txs {
 	unsigned long refused_since;	/* jiffies: first NACK of a refusal */
 	u32 hole_mark;		/* next_sent then: first frame sent after it */
 	u32 rtx_next;		/* in recovery: holes before this were resent */
+	u32 sack_seq;		/* the receiver's last report: it lacked this, */
+	u64 sack_map;		/* and held frame sack_seq + 1 + i for bit i */
 	u8 dupacks;
+	bool sack_fresh;	/* a report came since the last timeout */
+	bool sack_skip;		/* going back: skip what the report held */
 	bool held;		/* rolled back by a NACK, waiting to resume */
 	bool probe;		/* after a NACK: one frame in flight */
 	bool rto_one;		/* after a timeout: one frame, until an ACK */

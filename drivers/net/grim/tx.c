@@ -18,9 +18,11 @@
  *    costs a probe instead of a timeout.  The answer shows what the
  *    receiver lacks of all that was sent before the probe: resend that.
  *  - Retransmission timer: no progress for rto; go back to the oldest
- *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS.  If the
- *    loss counts as congestion, that frame goes alone until an ACK moves
- *    the stream (which skips what the receiver held).  Progress is a
+ *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS, and send
+ *    the window again but for the frames the receiver's last report
+ *    (if one came since the last timeout) said it held.  If the loss
+ *    counts as congestion, that frame goes alone until an ACK moves the
+ *    stream (which skips what the receiver held).  Progress is a
  *    time stamp; the timer is not moved on every ACK, nor stopped when
  *    all is acknowledged.  It looks at the stamp when it fires and, if
  *    the stream moved meanwhile, sleeps again until the deadline the
@@ -568,6 +570,8 @@ static void grim_txs_restart(struct grim_txs *txs)
 	txs->probe = false;
 	txs->rto_one = false;
 	txs->skip = false;
+	txs->sack_fresh = false;
+	txs->sack_skip = false;
 	txs->aborting = false;
 	txs->closing = false;
 	grim_txs_flight(txs);
@@ -613,7 +617,20 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 	txs->dupacks = 0;
 	txs->fast = false;
 	txs->probed = false;
+	txs->sack_skip = false;
 	grim_txs_flight(txs);
+}
+
+/* Whether the receiver's last report held frame @seq, which a timeout's
+ * pass back over the window then leaves out.  Never the oldest
+ * unacknowledged frame: the receiver lacks that one, whatever it said.
+ */
+static bool grim_txs_sacked(const struct grim_txs *txs, u32 seq)
+{
+	u32 d = seq - txs->sack_seq - 1;
+
+	return txs->sack_skip && seq != txs->snd_una && d < 64 &&
+	       (txs->sack_map & BIT_ULL(d));
 }
 
 /* Put the current ACK of the reverse stream into a frame's head, and ask
@@ -811,6 +828,13 @@ void grim_txs_push(struct grim_txs *txs)
 			    (peer->inflight + 1 >= peer->cwnd &&
 			     peer->cwnd < 2 * GRIM_ACK_EVERY);
 
+		if (retx && grim_txs_sacked(txs, txs->snd_nxt)) {
+			/* The receiver holds it: still in flight, not sent. */
+			txs->snd_nxt++;
+			txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
+					 NULL : skb->next;
+			continue;
+		}
 		if (!quantum-- || !grim_txs_cwnd_room(txs)) {
 			grim_txs_cwnd_wait(txs);
 			break;
@@ -1030,9 +1054,14 @@ static void grim_txs_timer(struct timer_list *t)
 		grim_txs_rollback(txs, txs->snd_una);
 		/* Into a queue that overflowed, one frame finds out what the
 		 * receiver holds; on a lossy link, the whole window goes
-		 * again at once.
+		 * again at once, but for the frames the receiver reported
+		 * holding since the last timeout.  A report no newer than
+		 * that is not trusted twice: the receiver may have had to
+		 * drop what it held.
 		 */
 		txs->rto_one = grim_peer_cwnd_loss(peer, false);
+		txs->sack_skip = txs->sack_fresh;
+		txs->sack_fresh = false;
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
 		txs->progress = jiffies;
@@ -1093,8 +1122,14 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 
-	if (piggybacked && seq == txs->snd_una)
+	if (!piggybacked) {
+		/* What the receiver holds past its gap, for a timeout. */
+		txs->sack_seq = seq;
+		txs->sack_map = held;
+		txs->sack_fresh = true;
+	} else if (seq == txs->snd_una) {
 		return;
+	}
 	grim_count(ni, peer, GRIM_STAT_RX_ACKS);
 	if (seq == txs->snd_una) {
 		if (txs->snd_nxt == txs->snd_una || txs->held)
@@ -1723,6 +1758,8 @@ static void grim_txs_aborted(struct grim_txs *txs, u32 from)
 	txs->recover = next;
 	txs->aborting = false;
 	txs->skip = false;
+	txs->sack_fresh = false;
+	txs->sack_skip = false;
 	txs->held = false;
 	txs->probe = false;
 	txs->rto_one = false;
