@@ -5,10 +5,11 @@
  *
  *   grim-perf server -f FAMILY [-p PORT] [-i IFACE]
  *   grim-perf client -f FAMILY -d DEST [-p PORT] [-i IFACE]
- *                    -T pingpong|stream [-s SIZE] [-n COUNT] [-t SECONDS]
- *                    [-P SENDERS] [--csv] [--loss PCT] [--rep N]
+ *                    -T pingpong|stream|rate [-s SIZE] [-n COUNT] [-t SECONDS]
+ *                    [-P SENDERS] [-S SOCKETS] [--csv] [--loss PCT] [--rep N]
  *   grim-perf client -f FAM,FAM... -d DEST,DEST...
- *                    -T interleaved|interleaved-stream ...
+ *                    -T interleaved|interleaved-stream [-l LPORT] ...
+ *   grim-perf hold -d NODE,NODE... -n COUNT,COUNT... [-p PORT] [-t SECONDS]
  *
  * Families: grim (AF_GRIM SOCK_RDM, DEST = node id), tipc (AF_TIPC
  * SOCK_RDM to the service {18888, PORT}, DEST ignored), udp and tcp
@@ -31,6 +32,13 @@
  * interleaved-stream: the same for streams: a burst of about 1 MiB
  * (DATA, FIN, STAT as above) of each family in turn, for -t seconds;
  * per family, what its receiver got over the sum of its bursts' times.
+ * rate: a stream from -S sockets of one process, each sending one
+ * message in turn without blocking; a socket that would block waits in
+ * poll() while the others go on.  Then a FIN on every socket; the
+ * server answers once it has all of them, counted by sender address.
+ * hold: AF_GRIM sockets that send one message each (HOLD, which a
+ * server ignores) and then stay open, so that their send streams stay
+ * live for as long as the link's streamidle allows.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -45,11 +53,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
 #include <linux/tipc.h>
 #include <linux/grim.h>
 
@@ -61,10 +72,11 @@
 #define PERF_ETH_P	0x88B6		/* IEEE 802 local experimental 2 */
 #define DEF_PORT	7007
 #define MAX_MSG		65536
-#define MAX_FINS	64
-#define MAX_CONNS	64
+#define MAX_FINS	255		/* hdr.senders is 8 bits */
+#define MAX_CONNS	256
+#define MAX_HOLD_DESTS	8
 
-enum { OP_PING = 1, OP_PONG, OP_DATA, OP_FIN, OP_STAT, OP_HELLO };
+enum { OP_PING = 1, OP_PONG, OP_DATA, OP_FIN, OP_STAT, OP_HELLO, OP_HOLD };
 enum { F_GRIM, F_TIPC, F_UDP, F_TCP, F_RAW };
 static const char *const fam_names[] = { "grim", "tipc", "udp", "tcp", "raw" };
 
@@ -97,6 +109,8 @@ static struct {
 	uint32_t count;
 	double secs;
 	int senders;
+	int socks;		/* rate: sockets per sender process */
+	uint16_t lport;		/* AF_GRIM clients bind LPORT, LPORT + 1, ... */
 	int csv;
 	const char *loss;
 	int rep;
@@ -104,7 +118,8 @@ static struct {
 	const char *label;	/* the family's name in reports, if not its own */
 } o = {
 	.port = DEF_PORT, .ifname = "eth0", .test = "pingpong", .size = 64,
-	.count = 1000, .secs = 2, .senders = 1, .loss = "0", .wait_s = 15,
+	.count = 1000, .secs = 2, .senders = 1, .socks = 1, .loss = "0",
+	.wait_s = 15,
 };
 
 static double now(void)
@@ -450,7 +465,8 @@ static void __attribute__((noreturn)) serve_tcp(void)
 	int lfd = open_sock(), nc = 0, i;
 
 	make_addr(&me, lfd, 1);
-	if (bind(lfd, (struct sockaddr *)&me.a, me.alen) || listen(lfd, 64))
+	if (bind(lfd, (struct sockaddr *)&me.a, me.alen) ||
+	    listen(lfd, MAX_CONNS))
 		die("bind/listen");
 	printf("grim-perf: tcp server on port %u\n", o.port);
 	fflush(stdout);
@@ -525,10 +541,21 @@ static void __attribute__((noreturn)) serve_tcp(void)
 
 static int connect_client(struct dest *d)
 {
+	static uint16_t lport_used;
 	int fd = open_sock();
 	double end = now() + o.wait_s;
 
 	make_addr(d, fd, 0);
+	if (o.lport && o.fam == F_GRIM) {
+		/* The same port, and so the same stream, from run to run. */
+		struct sockaddr_grim me = {
+			.sgrim_family = AF_GRIM,
+			.sgrim_port = o.lport + lport_used++,
+		};
+
+		if (bind(fd, (struct sockaddr *)&me, sizeof(me)))
+			die("bind to the local port");
+	}
 	if (o.fam == F_RAW) {
 		struct dest me;
 
@@ -595,21 +622,22 @@ static void report(const char *status, uint32_t n, double med, double p99,
 		   uint64_t sent, uint64_t rcvd, double elapsed)
 {
 	const char *name = o.label ? o.label : fam_names[o.fam];
+	int senders = o.senders * o.socks;
 	double lossp = sent ? 100.0 * (double)(sent - (rcvd < sent ? rcvd : sent)) / sent : 0;
 
 	if (o.csv) {
 		printf("%s,%s,%u,%d,%s,%d,%s,%u,%.2f,%.2f,%.2f,%.2f,%.3f,%.0f,%llu,%llu,%.3f,%.3f\n",
-		       name, o.test, o.size, o.senders, o.loss,
+		       name, o.test, o.size, senders, o.loss,
 		       o.rep, status, n, med, p99, mean, min, mbps, rate,
 		       (unsigned long long)sent, (unsigned long long)rcvd,
 		       lossp, elapsed);
-	} else if (!strstr(o.test, "stream")) {
+	} else if (!strstr(o.test, "stream") && strcmp(o.test, "rate")) {
 		printf("%s %s size %u: %s, %u samples, latency (RTT/2) median %.2f us, p99 %.2f us, mean %.2f us, min %.2f us; %llu of %llu answered\n",
 		       name, o.test, o.size, status, n, med, p99,
 		       mean, min, (unsigned long long)rcvd, (unsigned long long)sent);
 	} else {
 		printf("%s %s size %u x%d: %s, sent %llu, received %llu (loss %.2f%%) in %.3f s: %.3f MB/s, %.0f msg/s\n",
-		       name, o.test, o.size, o.senders, status,
+		       name, o.test, o.size, senders, status,
 		       (unsigned long long)sent, (unsigned long long)rcvd,
 		       lossp, elapsed, mbps, rate);
 	}
@@ -973,9 +1001,297 @@ static void stream_one(uint16_t run, int go_fd, struct sender_result *res)
 	res->ok = 1;
 }
 
+/* Let RLIMIT_NOFILE allow @want descriptors (root may raise the hard
+ * limit up to fs.nr_open).
+ */
+static void raise_nofile(rlim_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		die("getrlimit");
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+		rl.rlim_max = want;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("setrlimit(RLIMIT_NOFILE)");
+}
+
+/* Take the reports of failed messages off an AF_GRIM socket's error
+ * queue, and a pending socket error: how many there were.
+ */
+static int errq_drain(int fd)
+{
+	socklen_t el = sizeof(int);
+	char cbuf[256];
+	uint8_t b[64];
+	int n = 0, err = 0;
+
+	for (;;) {
+		struct iovec iov = { .iov_base = b, .iov_len = sizeof(b) };
+		struct msghdr m = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+		};
+
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			break;
+		n++;
+	}
+	if (!getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) && err)
+		n++;
+	return n;
+}
+
+/* A socket of the rate test. */
+struct msock {
+	struct dest d;
+	uint32_t seq;		/* of its next DATA message */
+	uint32_t off;		/* tcp: bytes of that message written */
+	int blocked;		/* it would block: waits for POLLOUT */
+	int got;		/* the server's STAT came */
+};
+
+/* Send the message in @buf (or, tcp, what is left of it) on @s without
+ * blocking: 1 when it went, 0 when the socket would block, -1 on an
+ * error.  A UDP datagram the stack drops counts as sent (lost).
+ */
+static int xmit_nb(struct msock *s, const uint8_t *buf, size_t len)
+{
+	ssize_t n;
+
+	if (o.fam == F_TCP) {
+		while (s->off < len) {
+			n = send(s->d.fd, buf + s->off, len - s->off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return errno == EAGAIN || errno == EWOULDBLOCK ?
+				       0 : -1;
+			s->off += n;
+		}
+		s->off = 0;
+		return 1;
+	}
+	do {
+		n = sendto(s->d.fd, buf, len, MSG_DONTWAIT,
+			   (struct sockaddr *)&s->d.a, s->d.alen);
+	} while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		return 1;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	if (o.fam == F_UDP && (errno == ENOBUFS || errno == ECONNREFUSED))
+		return 1;
+	return -1;
+}
+
+/* Wait up to @tmo seconds (0: only look) until blocked sockets of @m
+ * can take more, and unblock those; @p has room for all of them.
+ * Returns -1 on an error.
+ */
+static int rate_wait(struct msock *m, int n, int *nb, struct pollfd *p,
+		     double tmo)
+{
+	int i, k = 0, r;
+
+	for (i = 0; i < n; i++) {
+		if (!m[i].blocked)
+			continue;
+		p[k].fd = m[i].d.fd;
+		p[k].events = POLLOUT;
+		p[k].revents = 0;
+		k++;
+	}
+	r = poll(p, k, tmo > 0 ? (int)(tmo * 1000) + 1 : 0);
+	if (r < 0)
+		return errno == EINTR ? 0 : -1;
+	for (i = 0, k = 0; i < n && r > 0; i++) {
+		if (!m[i].blocked)
+			continue;
+		if (p[k].revents) {
+			/* A failed message (GRIM's error queue) is a lost
+			 * one; the server's count shows it.
+			 */
+			if ((p[k].revents & POLLERR) && o.fam == F_GRIM)
+				errq_drain(p[k].fd);
+			m[i].blocked = 0;
+			(*nb)--;
+			r--;
+		}
+		k++;
+	}
+	return 0;
+}
+
+/* End run @run on the @n sockets of @m: FIN on each (the header in @buf
+ * says how many senders there are), then the server's STAT on each; it
+ * sends them once it has every sender's FIN.  udp may lose a FIN or a
+ * STAT: the FINs of the sockets still waiting go again, up to 10 times.
+ * TIPC returns a FIN that met a full socket: sent again until
+ * @deadline.  The STAT goes to @st.  Returns 0, or -1.
+ */
+static int fin_all(struct msock *m, int n, uint8_t *buf, uint8_t *rbuf,
+		   uint16_t run, double deadline, struct stat_msg *st)
+{
+	const struct stat_msg *got = (const struct stat_msg *)rbuf;
+	struct hdr *h = (struct hdr *)buf;
+	int left = n, tries = 0, bounced, i;
+	ssize_t r;
+
+	h->op = OP_FIN;
+	h->seq = 0;
+	while (left) {
+		bounced = 0;
+		for (i = 0; i < n; i++) {
+			if (!m[i].got && xmit(&m[i].d, buf, sizeof(*h))) {
+				perror("grim-perf: send FIN");
+				return -1;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			if (m[i].got)
+				continue;
+			do {
+				r = await(m[i].d.fd, rbuf, sizeof(*got), OP_STAT,
+					  -1, reliable() ? 60 : 0.5);
+			} while (r > 0 && (r < (ssize_t)sizeof(*got) ||
+					   got->h.run != run));
+			if (r == -2) {
+				bounced = 1;	/* TIPC bounced this FIN */
+				continue;
+			}
+			if (r < 0) {
+				perror("grim-perf: waiting for STAT");
+				return -1;
+			}
+			if (!r)
+				break;		/* a FIN or STAT lost: again */
+			*st = *got;
+			m[i].got = 1;
+			left--;
+		}
+		if (!left)
+			break;
+		if (bounced && now() < deadline) {
+			usleep(10000);
+			continue;
+		}
+		if (++tries >= (reliable() ? 1 : 10)) {
+			fprintf(stderr, "grim-perf: no STAT from the server on %d of %d sockets\n",
+				left, n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One sender process of the rate test: o.socks sockets, each sending in
+ * turn one message without blocking.  A socket that would block sits out
+ * until poll() finds it writable, while the others go on; when they all
+ * would block, the process waits in poll() for any of them.  So every
+ * socket has data in flight at once, as many senders would, without as
+ * many processes taking turns on the CPU.
+ */
+static void rate_one(uint16_t run, int go_fd, struct sender_result *res)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	struct hdr *h = (struct hdr *)buf;
+	int n = o.socks, nb = 0, stop = 0, i, r;
+	struct stat_msg st = { .msgs = 0 };
+	struct pollfd *p;
+	struct msock *m;
+	double t_end;
+	char go;
+
+	memset(res, 0, sizeof(*res));
+	raise_nofile(n + 16);
+	m = calloc(n, sizeof(*m));
+	p = calloc(n, sizeof(*p));
+	if (!m || !p)
+		die("calloc");
+	for (i = 0; i < n; i++) {
+		connect_client(&m[i].d);
+		if (handshake(&m[i].d, rbuf))
+			goto out;
+	}
+	if (go_fd >= 0 && read(go_fd, &go, 1) != 1) {
+		fprintf(stderr, "grim-perf: no go signal\n");
+		goto out;
+	}
+	memset(buf, 0x5a, o.size);
+	h->op = OP_DATA;
+	h->run = run;
+	res->t0 = now();
+	t_end = res->t0 + o.secs;
+	while (!stop && res->sent < o.count) {
+		for (i = 0; i < n && !stop && res->sent < o.count; i++) {
+			struct msock *s = &m[i];
+
+			if (s->blocked)
+				continue;
+			h->seq = s->seq;
+			r = xmit_nb(s, buf, o.size);
+			if (r < 0) {
+				perror("grim-perf: send");
+				goto out;
+			}
+			if (!r) {
+				s->blocked = 1;
+				nb++;
+				continue;
+			}
+			s->seq++;
+			res->sent++;
+			if (!(res->sent & 15) && now() >= t_end)
+				stop = 1;
+		}
+		if (stop || !nb)
+			continue;
+		if (rate_wait(m, n, &nb, p, nb == n ? t_end - now() : 0)) {
+			perror("grim-perf: poll");
+			goto out;
+		}
+		stop = now() >= t_end;
+	}
+	/* tcp: a message half written goes out whole before the FIN. */
+	for (i = 0; i < n; i++) {
+		struct pollfd q = { .fd = m[i].d.fd, .events = POLLOUT };
+
+		if (!m[i].off)
+			continue;
+		h->seq = m[i].seq;
+		while (!(r = xmit_nb(&m[i], buf, o.size)))
+			poll(&q, 1, 1000);
+		if (r < 0) {
+			perror("grim-perf: send");
+			goto out;
+		}
+		res->sent++;
+	}
+	h->senders = o.senders * o.socks;
+	if (fin_all(m, n, buf, rbuf, run, res->t0 + o.secs + 60, &st))
+		goto out;
+	res->t1 = now();
+	res->rcvd = st.msgs;
+	res->bytes = st.bytes;
+	res->ok = 1;
+out:
+	for (i = 0; i < n; i++)
+		if (m[i].d.fd > 0)
+			close(m[i].d.fd);
+	free(p);
+	free(m);
+}
+
 static int stream(void)
 {
 	uint16_t run = (uint16_t)(getpid() ^ (uint32_t)(now() * 1000));
+	void (*one)(uint16_t, int, struct sender_result *) = stream_one;
 	struct sender_result *res;
 	int go[2], i, ok = 1;
 	double t0 = 1e300, t1 = 0, el;
@@ -983,9 +1299,11 @@ static int stream(void)
 
 	if (!run)
 		run = 1;
+	if (!strcmp(o.test, "rate"))
+		one = rate_one;
 	res = calloc(o.senders, sizeof(*res));
 	if (o.senders == 1) {
-		stream_one(run, -1, res);
+		one(run, -1, res);
 	} else {
 		int rp[2];
 
@@ -996,7 +1314,7 @@ static int stream(void)
 				struct sender_result r;
 
 				close(go[1]);
-				stream_one(run, go[0], &r);
+				one(run, go[0], &r);
 				if (write(rp[1], &r, sizeof(r)) != sizeof(r))
 					_exit(1);
 				_exit(0);
@@ -1036,17 +1354,127 @@ static int stream(void)
 	return 0;
 }
 
+/*
+ * hold: COUNT AF_GRIM sockets for each NODE; each sends one HOLD message
+ * (a server ignores it) to (NODE, PORT) and stays open, so that its send
+ * stream lives on until the link's streamidle.  A message is taken when
+ * nothing of it is left in flight (SIOCOUTQ 0) and no failure was
+ * reported on the error queue.  One that failed (ENOSR: the receiver
+ * makes at most 8,192 receive streams for one peer, and forgets idle
+ * ones after twice dead_ms) goes again a second later, until all are
+ * taken or -w seconds passed.  Then "grim-perf: holding TAKEN of TOTAL
+ * streams" on stdout, and the sockets stay open for -t seconds, or until
+ * a signal ends the process.
+ */
+static int hold(const char *nodes, const char *counts)
+{
+	char *nl = strdup(nodes), *cl = strdup(counts), *sn, *sc, *a, *b;
+	uint32_t node[MAX_HOLD_DESTS], cnt[MAX_HOLD_DESTS];
+	uint32_t total = 0, taken = 0, fails = 0, i, j;
+	static uint8_t buf[MAX_MSG];
+	struct hdr *h = (struct hdr *)buf;
+	struct sockaddr_grim to = {
+		.sgrim_family = AF_GRIM, .sgrim_port = o.port,
+	};
+	int nd = 0, last_err = 0, k, *fd;
+	uint32_t *dst;
+	uint8_t *state;		/* 0 to send, 1 in flight, 2 taken */
+	double end;
+
+	for (a = strtok_r(nl, ",", &sn), b = strtok_r(cl, ",", &sc); a && b;
+	     a = strtok_r(NULL, ",", &sn), b = strtok_r(NULL, ",", &sc)) {
+		if (nd == MAX_HOLD_DESTS)
+			usage();
+		node[nd] = strtoul(a, NULL, 0);
+		cnt[nd] = strtoul(b, NULL, 0);
+		total += cnt[nd++];
+	}
+	if (!nd || a || b || !total)
+		usage();
+	raise_nofile(total + 16);
+	fd = calloc(total, sizeof(*fd));
+	dst = calloc(total, sizeof(*dst));
+	state = calloc(total, 1);
+	if (!fd || !dst || !state)
+		die("calloc");
+	for (k = 0, i = 0; k < nd; k++) {
+		for (j = 0; j < cnt[k]; j++, i++) {
+			fd[i] = socket(AF_GRIM, SOCK_RDM, 0);
+			if (fd[i] < 0)
+				die("socket");
+			dst[i] = node[k];
+		}
+	}
+	memset(buf, 0x3c, o.size);
+	memset(h, 0, sizeof(*h));
+	h->op = OP_HOLD;
+	end = now() + o.wait_s;
+	while (taken < total && now() < end) {
+		uint32_t failed = 0;
+
+		for (i = 0; i < total; i++) {
+			if (state[i])
+				continue;
+			to.sgrim_node = dst[i];
+			h->seq = i;
+			/* Not yet (EHOSTUNREACH before discovery, EAGAIN,
+			 * the error a failed message left): next round.
+			 */
+			if (sendto(fd[i], buf, o.size, MSG_DONTWAIT,
+				   (struct sockaddr *)&to, sizeof(to)) < 0) {
+				last_err = errno;
+				continue;
+			}
+			state[i] = 1;
+		}
+		usleep(200000);
+		for (i = 0; i < total; i++) {
+			int q = 0;
+
+			if (state[i] != 1 || ioctl(fd[i], SIOCOUTQ, &q) || q > 0)
+				continue;
+			if (errq_drain(fd[i])) {
+				state[i] = 0;
+				failed++;
+			} else {
+				state[i] = 2;
+				taken++;
+			}
+		}
+		fails += failed;
+		if (failed)
+			usleep(1000000);
+	}
+	printf("grim-perf: holding %u of %u streams (%u failed sends went again)\n",
+	       taken, total, fails);
+	if (taken < total && last_err)
+		fprintf(stderr, "grim-perf: last send error while holding: %s\n",
+			strerror(last_err));
+	fflush(stdout);
+	end = now() + o.secs;
+	for (;;) {
+		double left = end - now();
+
+		if (left <= 0)
+			break;
+		usleep(left > 1 ? 1000000 : (useconds_t)(left * 1e6) + 1);
+	}
+	return taken == total ? 0 : 1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: grim-perf server -f FAMILY [-p PORT] [-i IFACE]\n"
 		"       grim-perf client -f FAMILY -d DEST [-p PORT] [-i IFACE]\n"
-		"                        [-T pingpong|stream] [-s SIZE] [-n COUNT] [-t SECONDS]\n"
-		"                        [-P SENDERS] [-w WAIT_S] [--csv] [--csv-header]\n"
+		"                        [-T pingpong|stream|rate] [-s SIZE] [-n COUNT] [-t SECONDS]\n"
+		"                        [-P SENDERS] [-S SOCKETS] [-w WAIT_S] [--csv] [--csv-header]\n"
 		"                        [--loss PCT] [--rep N]\n"
 		"       grim-perf client -f FAM,FAM... -d DEST,DEST...\n"
-		"                        -T interleaved|interleaved-stream\n"
+		"                        -T interleaved|interleaved-stream [-l LPORT]\n"
 		"                        [-s SIZE] [-n ROUNDS|BURST] [-t SECONDS] [--csv]\n"
+		"       grim-perf hold -d NODE,NODE... -n COUNT,COUNT... [-p PORT] [-s SIZE]\n"
+		"                        [-w WAIT_S] [-t SECONDS]\n"
 		"FAMILY: grim (DEST node id), tipc (DEST ignored), udp, tcp (DEST IPv4),\n"
 		"        raw (DEST server MAC on IFACE)\n");
 	exit(2);
@@ -1067,7 +1495,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *mode, *fams = NULL;
+	const char *mode, *fams = NULL, *counts = NULL;
 	int opt, i, count_set = 0;
 
 	if (argc < 2)
@@ -1079,7 +1507,8 @@ int main(int argc, char **argv)
 	}
 	o.fam = -1;
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "f:p:i:d:T:s:n:t:P:w:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:p:i:d:T:s:n:t:P:S:l:w:", lo,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			fams = optarg;
@@ -1094,10 +1523,13 @@ int main(int argc, char **argv)
 		case 's': o.size = strtoul(optarg, NULL, 0); break;
 		case 'n':
 			o.count = strtoul(optarg, NULL, 0);
+			counts = optarg;
 			count_set = 1;
 			break;
 		case 't': o.secs = atof(optarg); break;
 		case 'P': o.senders = atoi(optarg); break;
+		case 'S': o.socks = atoi(optarg); break;
+		case 'l': o.lport = strtoul(optarg, NULL, 0); break;
 		case 'w': o.wait_s = atoi(optarg); break;
 		case 'C': o.csv = 1; break;
 		case 'H': puts(CSV_HEADER); break;
@@ -1108,6 +1540,8 @@ int main(int argc, char **argv)
 	}
 	if (!strncmp(o.test, "interleaved", 11) && fams && strchr(fams, ','))
 		o.fam = F_GRIM;	/* each family's in turn, below */
+	if (!strcmp(mode, "hold"))
+		o.fam = F_GRIM;
 	if (o.fam < 0)
 		usage();
 	if (o.size < sizeof(struct hdr))
@@ -1116,11 +1550,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "grim-perf: size %u too large\n", o.size);
 		return 2;
 	}
-	if (o.senders < 1 || o.senders > MAX_FINS)
+	if (o.senders < 1 || o.socks < 1 || o.senders * o.socks > MAX_FINS ||
+	    (o.socks > 1 && strcmp(o.test, "rate")))
 		usage();
-	if (!count_set && !strcmp(o.test, "stream"))
+	if (!count_set && (!strcmp(o.test, "stream") || !strcmp(o.test, "rate")))
 		o.count = UINT32_MAX;
 	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(mode, "hold")) {
+		if (!o.dest || !counts)
+			usage();
+		return hold(o.dest, counts);
+	}
 	if (!strcmp(mode, "server")) {
 		if (o.fam == F_TCP)
 			serve_tcp();
@@ -1134,7 +1574,7 @@ int main(int argc, char **argv)
 		return interleaved(fams, o.dest);
 	if (!strcmp(o.test, "interleaved-stream"))
 		return interleaved_stream(fams, o.dest);
-	if (!strcmp(o.test, "stream"))
+	if (!strcmp(o.test, "stream") || !strcmp(o.test, "rate"))
 		return stream();
 	usage();
 	return 2;

@@ -9,9 +9,11 @@
 # second pair (eth1) carries only grim1, a GRIM NI with datacrc offload,
 # for family grimo of the interleaved cases; a third (eth2) only grim2, a
 # GRIM NI with a cluster key, for family grimk of the authenticated cases.
+# The cases at scale add three more pairs (eth3..eth5) with grim3..grim5,
+# NIs like grim0, on which host 1 keeps 10,000, 100 and 1 streams live.
 #
 #   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5] [runs=N]
-#            [only=interleaved|auth]
+#            [only=interleaved|auth|scale]
 #   guest.sh [out=DIR] profile=FAM,FAM:SIZE[:SECONDS[:LOSS[:TEST]]]
 #
 # Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
@@ -49,6 +51,10 @@ for a; do
 	profile=*) PROFILE=${a#profile=} ;;
 	esac
 done
+case $ONLY in
+""|interleaved|auth|scale) ;;
+*) fail "only=interleaved|auth|scale, not only=$ONLY" ;;
+esac
 mkdir -p "$out"
 csv=$out/bench.csv
 
@@ -71,6 +77,15 @@ if [ -z "$ILV_RUNS" ]; then
 	ILV_RUNS=10
 	[ "$QUICK" = 1 ] && ILV_RUNS=3
 fi
+# At scale: the 64 B message rate with this many sender sockets (one
+# process), SCALE_RUNS runs; the live-stream cases on grim3, grim4, grim5
+# with the live send streams each keeps on host 1 (SCALE_LIVE, in that
+# order), SCALE_CTL runs before the extra streams, ILV_RUNS with them.
+SCALE_SOCKS="1 8 64" SCALE_FAMS="grim tipc udp tcp"
+SCALE_NIS="3 4 5" SCALE_LIVE="10000 100 1" SCALE_LPORT=7100
+SCALE_RUNS=6 SCALE_CTL=6
+[ "$QUICK" = 1 ] && SCALE_RUNS=2 SCALE_CTL=2
+GRIM=$top/tools/grim/grim
 RAW_MAX=1500		# raw frames are single Ethernet frames
 
 require_root
@@ -363,6 +378,204 @@ auth_cases() {
 	done
 }
 
+# ---- at scale ------------------------------------------------------------------
+
+# The 64 B message rate with each of SCALE_SOCKS sender sockets, every
+# family of SCALE_FAMS, no loss: grim-perf -T rate, one process that
+# sends on all its sockets in turn without blocking (poll() for those
+# that would block), so that the count is of sockets with data in
+# flight, not of processes taking turns on the CPU.  SCALE_RUNS runs;
+# the families' order rotates from run to run.  Test "rate" in the CSV,
+# senders = sockets, rep = run.
+scale_rates() {
+	local r k n f fams=($SCALE_FAMS)
+	pretty "" "at scale: 64 B message rate, $SCALE_SOCKS sender sockets, $SCALE_RUNS runs"
+	set_loss 0
+	for ((r = 1; r <= SCALE_RUNS; r++)); do
+		for n in $SCALE_SOCKS; do
+			for ((k = 0; k < ${#fams[@]}; k++)); do
+				f=${fams[(r + k) % ${#fams[@]}]}
+				T=rate S=64 P=$n run "$f" 0 "$r" -T rate -s 64 -t $BW_T -S "$n"
+			done
+		done
+	done
+}
+
+# Three more veth pairs, eth3..eth5, each with only a GRIM NI set up
+# like grim0 (grim<n>, node 0x<n>0<i>), the same qdisc as the others at
+# no loss, and send streams that close after 600 s idle.
+scale_setup() {
+	local n i h
+	for n in $SCALE_NIS; do
+		ip -n "$(host 1)" link add "eth$n" type veth peer name "eth$n" \
+			netns "$(host 2)" || fail "veth eth$n"
+		for i in 1 2; do
+			h=$(host "$i")
+			ip -n "$h" link set "eth$n" up
+			ip netns exec "$h" tc qdisc replace dev "eth$n" root netem loss 0% ||
+				fail "netem on host $i eth$n"
+			grim_add "$h" "eth$n" "grim$n" \
+				address "$(printf '00:00:%02x:%02x' "$n" "$i")" ||
+				fail "grim$n on host $i"
+			ip -n "$h" link set "grim$n" type grim streamidle 600000 &&
+				ip -n "$h" link set "grim$n" up || fail "grim$n on host $i"
+		done
+	done
+}
+
+# The pairs "grimN=LIVE" of SCALE_NIS and SCALE_LIVE.
+scale_map() {
+	local n live=($SCALE_LIVE) k=0
+	for n in $SCALE_NIS; do
+		echo -n "grim$n=${live[k++]} "
+	done
+}
+
+# live_streams PHASE RUN: the live streams (tx, rx) of grim3..grim5 on
+# both hosts (grim link show), a line each in streams.csv.
+live_streams() {
+	local i
+	for i in 1 2; do
+		nsenter --net="/run/netns/$(host "$i")" "$GRIM" link show |
+			awk -v p="$1" -v r="$2" -v h="$i" -v map="$(scale_map)" '
+			BEGIN {
+				n = split(map, m, " ")
+				for (k = 1; k <= n; k++) {
+					split(m[k], kv, "=")
+					live[kv[1]] = kv[2]
+				}
+			}
+			/^[^ ]/ { dev = $1; sub(/:$/, "", dev) }
+			$1 == "streams:" && dev in live {
+				print p "," r "," h "," dev "," live[dev] "," $3 "," $5 + 0
+			}'
+	done >>"$out/streams.csv"
+}
+
+# streams_of HOST DEV: "TX RX", the live streams of DEV on HOST.
+streams_of() {
+	nsenter --net="/run/netns/$(host "$1")" "$GRIM" link show dev "$2" |
+		awk '$1 == "streams:" { print $3, $5 + 0 }'
+}
+
+# str_run PHASE RUN: one run of the live-stream cases: 64 B round trips,
+# then 64 B bursts, on a socket to host 2 over each of grim3..grim5 in
+# turn from one process, the order rotating (grim-perf -T interleaved,
+# interleaved-stream).  The sockets bind fixed ports (-l), so that every
+# run uses the same three streams.  Lines in the CSV as family grim,
+# tests streams and streams-rate (PHASE ctl: streams-ctl and
+# streams-ctl-rate), senders = the live streams of the NI (SCALE_LIVE).
+str_run() {
+	local phase=$1 r=$2 t test nis= dests= n
+	for n in $SCALE_NIS; do
+		nis+=${nis:+,}grim$n
+		dests+=${dests:+,}0x${n}02
+	done
+	for t in "interleaved $ILV_T streams" "interleaved-stream $ILV_BW_T streams-rate"; do
+		set -- $t
+		test=$3
+		[ -n "$phase" ] && test=${3/streams/streams-$phase}
+		nsenter --net="/run/netns/$(host 1)" timeout -k 5 120 "$PERF" client \
+			-f "$nis" -d "$dests" -l $SCALE_LPORT -p $PORT \
+			-T "$1" -s 64 -n 1000000 -t "$2" --csv --loss 0 --rep "$r" \
+			2>>"$out/errors.log" >"$out/ilv.tmp" ||
+			echo "case failed: $test run $r" >>"$out/errors.log"
+		# An NI without a line (no answer): a failed one.
+		awk -F, -v OFS=, -v t="$test" -v r="$r" -v map="$(scale_map)" '
+			BEGIN {
+				n = split(map, m, " ")
+				for (k = 1; k <= n; k++) {
+					split(m[k], kv, "=")
+					live[kv[1]] = kv[2]
+				}
+			}
+			$1 in live {
+				seen[$1] = 1
+				$4 = live[$1]
+				$1 = "grim"
+				$2 = t
+				print
+			}
+			END {
+				for (d in live)
+					if (!(d in seen))
+						print "grim", t, 64, live[d], 0, r, "fail",
+						      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+			}' "$out/ilv.tmp" | tee -a "$csv" | sed 's/^/    /'
+		rm -f "$out/ilv.tmp"
+	done
+}
+
+# The live-stream cases: GRIM's 64 B latency and message rate with
+# 10,000, 100 and 1 live send streams to the peer, side by side.  A
+# stream lives in its NI's tables, so each count gets its own NI (grim3,
+# grim4, grim5, set up alike on pairs of their own), and one process
+# measures all three in turn, as the interleaved cases do, so that the
+# emulated CPU's drift falls on all three alike.  First SCALE_CTL runs
+# with one stream on each (control: how alike the three NIs are), then
+# a grim-perf hold process on host 1 keeps 9,999 more streams live on
+# grim3 and 99 on grim4 (one message each to host 2's grim-perf server,
+# which ignores it; streamidle 600 s) for ILV_RUNS runs.  Host 2 takes
+# at most 8,192 new receive streams from one peer and forgets those
+# idle for twice dead_ms (8 s): hold sends again what it had no room
+# for, and the runs start once host 2 has forgotten the idle ones, so
+# that the streams live during the runs are host 1's send streams.
+# streams.csv has the counts grim link show gave after each run.
+scale_streams() {
+	local r t i n hold_pid line rx live=($SCALE_LIVE) nis=($SCALE_NIS)
+	pretty "" "at scale: 64 B latency and rate with $SCALE_LIVE live streams"
+	scale_setup
+	echo "phase,run,host,dev,nominal,tx_streams,rx_streams" >"$out/streams.csv"
+	for ((r = 1; r <= SCALE_CTL; r++)); do
+		str_run ctl "$r"
+	done
+	live_streams ctl "$SCALE_CTL"
+	# The first two NIs get the extra streams; the latency socket's
+	# own is the last one of each count.
+	bg nsenter --net="/run/netns/$(host 1)" "$PERF" hold \
+		-d "0x${nis[0]}02,0x${nis[1]}02" \
+		-n "$((live[0] - 1)),$((live[1] - 1))" \
+		-p $PORT -w 150 -t 3600 >"$out/hold.log" 2>>"$out/errors.log"
+	hold_pid=$!
+	for ((t = 0; t < 180; t++)); do
+		grep -q '^grim-perf: holding' "$out/hold.log" && break
+		kill -0 "$hold_pid" 2>/dev/null || break
+		sleep 1
+	done
+	line=$(grep '^grim-perf: holding' "$out/hold.log")
+	if [ -z "$line" ]; then
+		echo "case failed: hold (no streams held)" >>"$out/errors.log"
+		kill "$hold_pid" 2>/dev/null
+		return
+	fi
+	echo "streams: $line after ${t} s" | tee -a "$out/context.txt"
+	for ((t = 0; t < 30; t++)); do
+		rx=$(streams_of 2 "grim${nis[0]}")
+		[ "${rx#* }" -le 10 ] 2>/dev/null && break
+		sleep 1
+	done
+	echo "streams: grim${nis[0]} (tx rx) host 1 $(streams_of 1 "grim${nis[0]}")," \
+		"host 2 $(streams_of 2 "grim${nis[0]}") after $t s more" |
+		tee -a "$out/context.txt"
+	for ((r = 1; r <= ILV_RUNS; r++)); do
+		str_run "" "$r"
+		live_streams live "$r"
+	done
+	kill "$hold_pid" 2>/dev/null
+	wait "$hold_pid" 2>/dev/null
+	for i in 1 2; do
+		for n in $SCALE_NIS; do
+			echo "== host $i grim$n after the live-stream cases"
+			nsenter --net="/run/netns/$(host "$i")" ethtool -S "grim$n" 2>&1
+		done
+	done >>"$out/linkstats.txt"
+}
+
+scale_cases() {
+	scale_rates
+	scale_streams
+}
+
 # profile FAMS SIZE SECONDS TEST: a system-wide perf profile (cpu-clock)
 # of a stream (or ping-pong, TEST) of SIZE-byte messages, family by
 # family: DIR/profile-FAM-SIZE.txt has the hottest symbols, sender and
@@ -400,7 +613,7 @@ profile() {
 }
 
 start=$(date +%s)
-[ "$ONLY" = interleaved ] || [ "$ONLY" = auth ] && REPS=0
+[ -n "$ONLY" ] && REPS=0
 setup
 if [ -n "$PROFILE" ]; then
 	IFS=: read -r pf ps pt pl pm <<<"$PROFILE"
@@ -417,6 +630,8 @@ fi
 		echo "under loss: latency sizes $LOSS_LAT_SIZES; bandwidth sizes $LOSS_BW_SIZES"
 	echo "interleaved latency: $ILV_SIZE B, $ILV_RUNS runs of $ILV_T s"
 	echo "interleaved streams: $ILV_BW_SIZES B, $ILV_RUNS runs of $ILV_BW_T s"
+	echo "at scale: 64 B rate with $SCALE_SOCKS sender sockets, $SCALE_RUNS runs;" \
+		"$SCALE_LIVE live streams on grim${SCALE_NIS// /, grim}, $SCALE_CTL runs without, $ILV_RUNS with"
 	grep -m1 'model name' /proc/cpuinfo
 } >"$out/context.txt"
 "$PERF" --csv-header >"$csv"
@@ -435,8 +650,10 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		done
 	done
 done
-[ "$ONLY" = auth ] || interleaved
-[ "$ONLY" = interleaved ] || auth_cases
+case $ONLY in ""|interleaved) interleaved ;; esac
+case $ONLY in ""|auth) auth_cases ;; esac
+# Last: the 10,000 streams stay live for streamidle (600 s).
+case $ONLY in ""|scale) scale_cases ;; esac
 set_loss 0
 echo "bench: $(($(wc -l <"$csv") - 1)) results in $(($(date +%s) - start)) s" |
 	tee -a "$out/context.txt"

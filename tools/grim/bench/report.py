@@ -9,6 +9,8 @@ Every number shown is the median over the repetitions, with the spread
 per repetition (both ran in the same repetition, seconds apart) and then
 summarised the same way.  Latency: below 1 means GRIM is faster.
 Bandwidth and message rate: above 1 means GRIM is faster.
+The interleaved cases and those at scale are summarised over their runs
+instead, with a confidence interval of the median ratio.
 """
 import csv
 import math
@@ -57,7 +59,8 @@ class Data:
                 continue
             key = (r["test"], r["family"], r["size"], r["senders"], r["loss"])
             self.d[key][r["rep"]] = r
-        rep_rows = [r for r in rows if "interleaved" not in r["test"]]
+        # The repetitions of bench_one; the other cases count runs.
+        rep_rows = [r for r in rows if r["test"] in ("pingpong", "stream")]
         self.losses = sorted({r["loss"] for r in rep_rows})
         self.reps = sorted({r["rep"] for r in rep_rows})
 
@@ -247,6 +250,154 @@ def ilv_table(D, test):
     return out
 
 
+# The cases at scale.  "rate": grim-perf -T rate, senders = sockets of
+# one process, rep = run.  "streams...": GRIM over three NIs alike but
+# for the live send streams host 1 keeps on each (senders = that count),
+# measured in turn by one process; "-ctl" before the extra streams.
+SCALE_PEERS = ["tipc", "udp", "tcp"]
+SCALE_TARGET = ("streams", 10000, "<=", 1.1)
+
+
+def load_streams(run):
+    """streams.csv of a run (the live streams grim link show gave), or []."""
+    try:
+        with open(os.path.join(run, "streams.csv")) as f:
+            return [{k: (v if k in ("phase", "dev") else int(v))
+                     for k, v in r.items()} for r in csv.DictReader(f)]
+    except (OSError, ValueError):
+        return []
+
+
+def paired(D, test, a, b, metric, size=64):
+    """Ratios a / b of @metric in @test, run by run, where a and b are
+    (family, senders) measured in the same run.
+    """
+    x = D.vals(test, a[0], size, a[1], 0.0, metric)
+    y = D.vals(test, b[0], size, b[1], 0.0, metric)
+    return [x[r] / y[r] for r in sorted(x) if r in y and y[r] > 0]
+
+
+def counts_seen(streams, phase, host, nominal, col):
+    v = [r[col] for r in streams if r["phase"] == phase and
+         r["host"] == host and r["nominal"] == nominal]
+    if not v:
+        return "–"
+    return str(min(v)) if min(v) == max(v) else f"{min(v)}–{max(v)}"
+
+
+def scale_tables(D, streams):
+    out = []
+    socks = sorted({k[3] for k in D.d if k[0] == "rate"})
+    if socks:
+        runs = len(D.vals("rate", "grim", 64, socks[0], 0.0, "msgs_per_s"))
+        out.append(f"### At scale: 64 B message rate with {', '.join(map(str, socks))} "
+                   f"sender sockets, {runs} runs")
+        out.append("")
+        out.append("`grim-perf -T rate -S N`: one process sends on its N "
+                   "sockets in turn without blocking; a socket that would "
+                   "block waits in poll() while the others go on. Each "
+                   "run measures every family at every N, 1 s each, the "
+                   "families' order rotating from run to run; the ratio is "
+                   "GRIM's received messages/s ÷ the peer's in the same "
+                   "run. **> 1: GRIM is faster.** Median ratio [95% "
+                   "confidence interval; it needs at least 6 runs], then "
+                   "how often GRIM was faster and the sign test's p.")
+        out.append("")
+        out.append("| sender sockets | ÷ TIPC | ÷ UDP | ÷ TCP |")
+        out.append("|---:|---|---|---|")
+        for n in socks:
+            cells = []
+            for p in SCALE_PEERS:
+                v = paired(D, "rate", ("grim", n), (p, n), "msgs_per_s")
+                if not v:
+                    cells.append("–")
+                    continue
+                wins = sum(1 for x in v if x > 1)
+                cells.append(f"{ilv_cell(v)}, {wins} of {len(v)}, "
+                             f"p {sign_test(wins, len(v)):.2f}")
+            out.append(f"| {n} | " + " | ".join(cells) + " |")
+        out.append("")
+        fams = ["grim"] + SCALE_PEERS
+        out.append("| sender sockets | " + " | ".join(
+            f"{LABEL[f]}, messages/s" for f in fams) + " | UDP: % lost |")
+        out.append("|---:|" + "---:|" * (len(fams) + 1))
+        for n in socks:
+            cells = [fmt_val(D.summary("rate", f, 64, n, 0.0, "msgs_per_s"))
+                     for f in fams]
+            cells.append(fmt_val(D.summary("rate", "udp", 64, n, 0.0,
+                                           "loss_pct")))
+            out.append(f"| {n} | " + " | ".join(cells) + " |")
+        out.append("")
+
+    live = sorted({k[3] for k in D.d if k[0] == "streams"})
+    if not live:
+        return out
+    base, more = live[0], live[1:]
+    runs = len(D.vals("streams", "grim", 64, base, 0.0, "lat_med_us"))
+    ctl = len(D.vals("streams-ctl", "grim", 64, base, 0.0, "lat_med_us"))
+    out.append(f"### At scale: GRIM with {', '.join(map(str, live))} live "
+               f"streams, {runs} runs")
+    out.append("")
+    out.append("A stream is GRIM's send state for one (local port, peer, "
+               "remote port); it lives in its NI's tables until it idles "
+               "for `streamidle` (600 s here). Three NIs set up alike, each "
+               "on a veth pair of its own, carry the counts: on two of them "
+               "a process on host 1 keeps the extra streams live (one "
+               "message each, then idle). One client process makes 64 B "
+               "round trips (then 64 B bursts) on a socket over each NI in "
+               f"turn, the order rotating, as in the interleaved cases; the "
+               f"ratio is taken run by run. The control is the same, {ctl} "
+               "runs before the extra streams were made: how alike the NIs "
+               "are. Latency: **> 1: slower than with one stream**; rate: "
+               "**< 1: slower**.")
+    out.append("")
+    out.append(f"| case | live streams | ÷ GRIM with {base} stream, median "
+               "[95% CI] | runs slower | sign test p | control, median "
+               "[95% CI] | target | met |")
+    out.append("|---|---:|---|---:|---:|---|---|---|")
+    for test, ctest, metric, what, higher_worse in (
+            ("streams", "streams-ctl", "lat_med_us", "latency", True),
+            ("streams-rate", "streams-ctl-rate", "msgs_per_s",
+             "message rate", False)):
+        for n in more:
+            v = paired(D, test, ("grim", n), ("grim", base), metric)
+            if not v:
+                continue
+            c = paired(D, ctest, ("grim", n), ("grim", base), metric)
+            slower = sum(1 for x in v if (x > 1 if higher_worse else x < 1))
+            target, met = "–", "–"
+            if (test, n) == SCALE_TARGET[:2]:
+                op, x = SCALE_TARGET[2:]
+                med, lo, hi = median_ci(v)
+                target = f"{op} {x}"
+                met = "yes" if med <= x else "no"
+                if med <= x and hi is not None and hi > x:
+                    met = f"yes (CI up to {hi:.2f})"
+            out.append(f"| {what}, 64 B | {n} | {ilv_cell(v)} | {slower} of "
+                       f"{len(v)} | {sign_test(slower, len(v)):.3f} | "
+                       f"{ilv_cell(c)} | {target} | {met} |")
+    out.append("")
+    out.append("| live streams | host 1 send streams seen | host 2 receive "
+               "streams seen | one-way latency, median of runs (µs) | p99 "
+               "| messages/s |")
+    out.append("|---:|---|---|---:|---:|---:|")
+    for n in live:
+        cells = [counts_seen(streams, "live", 1, n, "tx_streams"),
+                 counts_seen(streams, "live", 2, n, "rx_streams")]
+        cells += [fmt_val(D.summary("streams", "grim", 64, n, 0.0, m))
+                  for m in ("lat_med_us", "lat_p99_us")]
+        cells.append(fmt_val(D.summary("streams-rate", "grim", 64, n, 0.0,
+                                       "msgs_per_s")))
+        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("The stream counts are those `grim link show` gave after "
+               "each run (`streams.csv`); host 2 forgets receive streams "
+               "idle for twice `dead_ms`, and takes at most 8,192 from one "
+               "peer, so the live streams are host 1's send streams.")
+    out.append("")
+    return out
+
+
 def fmt(s, digits=2):
     if s is None:
         return "–"
@@ -276,7 +427,7 @@ def lossname(l):
     return f"{l:g}%"
 
 
-def tables(D, rate_senders):
+def tables(D, rate_senders, streams=()):
     out = []
     out.append("Ratios are GRIM ÷ peer, median over repetitions (min–max in "
                "brackets). **Latency: < 1 means GRIM is faster. Bandwidth and "
@@ -325,11 +476,18 @@ def tables(D, rate_senders):
                      for p in PEERS[:3]] + ["–"]
             out.append(f"| msg rate, {n} sender{'s' if n > 1 else ''} | 64 | "
                        f"{lossname(loss)} | " + " | ".join(cells) + " |")
+    for n in sorted({k[3] for k in D.d if k[0] == "rate"}):
+        cells = [ilv_cell(paired(D, "rate", ("grim", n), (p, n), "msgs_per_s"))
+                 for p in PEERS[:3]] + ["–"]
+        out.append(f"| msg rate, {n} sender socket{'s' if n > 1 else ''} "
+                   "of one process (median, [95% CI]) | 64 | 0% | "
+                   + " | ".join(cells) + " |")
     out.append("")
 
     out.extend(ilv_table(D, "interleaved"))
     out.extend(ilv_table(D, "interleaved-stream"))
     out.extend(auth_table(D))
+    out.extend(scale_tables(D, streams))
 
     if any(k[1] == "grimh" for k in D.d):
         out.append("### GRIM with datacrc off (CRC over headers only), ÷ peer")
@@ -562,14 +720,15 @@ def main():
         print("report: no results", file=sys.stderr)
         return 1
     D = Data(rows)
-    rate_senders = max([r["senders"] for r in rows] + [1])
+    rate_senders = max([r["senders"] for r in rows if r["test"] == "stream"]
+                       + [1])
     ctx = ""
     try:
         with open(os.path.join(run, "context.txt")) as f:
             ctx = f.read().strip()
     except OSError:
         pass
-    md = tables(D, rate_senders)
+    md = tables(D, rate_senders, load_streams(run))
     with open(os.path.join(run, "ratios.md"), "w") as f:
         f.write("# GRIM benchmark\n\n")
         f.write(f"{len(D.reps)} repetition(s), netem loss "

@@ -11,6 +11,7 @@
 #   BENCH_RUNS=N                        runs of the interleaved cases
 #   BENCH_ONLY=interleaved              only those (latency and streams, ~4 minutes)
 #   BENCH_ONLY=auth                     only the authenticated cases (~3 minutes)
+#   BENCH_ONLY=scale                    only the cases at scale (~8 minutes)
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
