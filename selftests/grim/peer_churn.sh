@@ -64,8 +64,13 @@ downs0=$(stat 1 peer_down_events)
 ip -n "$(host 3)" link del grim0 || fail "link del"
 t0=$(now_ms)
 sleep "$(printf '%d.%03d' $((DEAD_MS / 2000)) $((DEAD_MS / 2 % 1000)))"
-[ "$(has_peer 1 3)" = 1 ] ||
-	fail "node 3 forgotten after $(($(now_ms) - t0)) ms, before dead_ms"
+# Half of dead_ms on: still known.  A guest slow enough to wake up past
+# dead_ms cannot tell (the check after the loop below still can).
+t1=$(($(now_ms) - t0))
+if [ "$(has_peer 1 3)" != 1 ]; then
+	[ $t1 -ge $DEAD_MS ] || fail "node 3 forgotten within $t1 ms, before dead_ms"
+	log "the check at half of dead_ms ran $t1 ms after the link went"
+fi
 bound=$((2 * DEAD_MS + HELLO_MS + 2000))
 while [ "$(has_peer 1 3)" = 1 ]; do
 	[ $(($(now_ms) - t0)) -le $bound ] ||
