@@ -38,7 +38,9 @@
  *               messages to the endpoint PORT, each on a fresh stream,
  *               whose other fragments never come; each one that the
  *               endpoint makes room for pins that room until the
- *               receiver's reassembly timeout
+ *               receiver's reassembly timeout (COUNT past 4096 reuses
+ *               channels, each time under a fresh incarnation); with -g,
+ *               sent once GOFILE exists
  *   reasmlive   valid session and CRC: the first fragment of one 64000-byte
  *               message to the endpoint PORT, on a fresh stream, sent
  *               COUNT times WAIT_MS apart: any frame of its stream shows
@@ -275,7 +277,7 @@ static void usage(void)
 		"usage: grim_inject -i IFNAME -d DSTMAC -m MODE [-k COUNT] [-n SNIFF]\n"
 		"                   [-p PORT] [-w WAIT_MS] [-t TIMEOUT_S] [-S SEED]\n"
 		"                   [-f FILE] [-o NETNS:IFNAME (macflip)]\n"
-		"                   [-M SRCMAC (probe)] [-g GOFILE (probe)]\n"
+		"                   [-M SRCMAC (probe)] [-g GOFILE (probe, reasm)]\n"
 		"                   [-G GENOFF (probe)]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
 		"       capture flood rehello\n"
@@ -532,6 +534,7 @@ static void need_template(void)
 	printf("template: cluster %u, node %u -> %u, gen %08x -> %08x\n",
 	       ntohl(tmpl.cluster), ntohl(tmpl.src_node), ntohl(tmpl.dst_node),
 	       ntohl(tmpl.src_gen), ntohl(tmpl.dst_gen));
+	fflush(stdout);		/* a test may wait for this line */
 }
 
 /*
@@ -1122,6 +1125,26 @@ static void mode_churn(void)
  * past the clock is newer than a young session's, yet the clock is past
  * it in sequence order.
  */
+/* -g GOFILE: once the template is taken, wait (up to -t) until GOFILE
+ * exists.  Returns 0 without -g.
+ */
+static int wait_go(void)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ull;
+
+	if (!gofile)
+		return 0;
+	while (access(gofile, F_OK)) {
+		if (now_ms() > end) {
+			fprintf(stderr, "%s: no %s in %d s\n", mode, gofile,
+				timeout_s);
+			exit(1);
+		}
+		usleep(10000);
+	}
+	return 1;
+}
+
 static void mode_probe(void)
 {
 	static const uint8_t evil[ETH_ALEN] = { 2, 0, 0, 0, 0xee, 0xee };
@@ -1132,20 +1155,8 @@ static void mode_probe(void)
 	int k;
 
 	need_template();
-	if (gofile) {		/* -g: wait for the go, up to -t */
-		uint64_t end = now_ms() + timeout_s * 1000ull;
-
-		while (access(gofile, F_OK)) {
-			if (now_ms() > end) {
-				fprintf(stderr, "probe: no %s in %d s\n",
-					gofile, timeout_s);
-				exit(1);
-			}
-			usleep(10000);
-		}
-	} else {
+	if (!wait_go())
 		usleep(wait_ms * 1000);
-	}
 	memcpy(smac, have_srcmac ? srcmac : evil, ETH_ALEN);
 	printf("probe: claiming node %u to node %u from %02x:%02x:%02x:%02x:%02x:%02x\n",
 	       ntohl(tmpl.src_node), ntohl(tmpl.dst_node), smac[0], smac[1],
@@ -1244,10 +1255,11 @@ static void mode_reasm(void)
 		exit(2);
 	}
 	need_template();
+	wait_go();
 	printf("reasm: %d messages never completed, streams from channels %u..%u to %u\n",
-	       count, base, base + count - 1, port);
+	       count, base, (uint16_t)(base + count - 1), port);
 	for (k = 0; k < count; k++) {
-		flen = data_frame(f, base + k, port, fresh_inc(), 0,
+		flen = data_frame(f, (uint16_t)(base + k), port, fresh_inc(), 0,
 				  GRIM_FF_FIRST, 0, 64000, 1000);
 		xmit(f, flen, C_MAX);
 	}

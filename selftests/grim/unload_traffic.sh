@@ -70,4 +70,61 @@ netem_clear
 grim_cluster 2
 wait_peer_up 1 2
 check_dmesg
+
+# Every frame that starts a message looks its port up.  The ports go
+# with the socket family, so they must outlive the links: a lookup while
+# rmmod is between the two walked a freed table.  Port 233 hashes to the
+# table's last bucket, where the allocator keeps its free pointer.
+pretty "" "rmmod while a stranger sends first fragments to an unbound port"
+PORT=233
+tmp=$(mktemp -d)
+at_exit "rm -rf $tmp"
+INJECT=$(dirname "$0")/grim_inject
+[ -x "$INJECT" ] || skip "grim_inject not built"
+nsx 1 "$RDM" recv -p 100 -n 100000000 -t 600 >/dev/null &
+rpid=$!
+wait_bound 1 100
+nsx 2 "$RDM" send -d 1 -p 100 -n 100000000 -M 3000 -S 7 >/dev/null &
+spid=$!
+nsx 2 "$INJECT" -i eth0 -d "$(host_mac 1)" -m reasm -p $PORT -k 60000 \
+	-g "$tmp/go" -t 60 >"$tmp/inject" 2>&1 &
+ipid=$!
+# The injector takes its template from the traffic, then waits for go.
+for ((i = 0; i < 300; i++)); do
+	grep -q '^template:' "$tmp/inject" && break
+	sleep 0.1
+done
+grep -q '^template:' "$tmp/inject" || fail "grim_inject took no template: $(cat "$tmp/inject")"
+pkill -9 -x grim_rdm
+wait $rpid $spid 2>/dev/null
+d0=$(nsx 1 ethtool -S grim0 | awk '$1 == "rx_drop_no_endpoint:" { print $2 }')
+touch "$tmp/go"
+# Some of the flood first, so that the unload happens inside it.
+for ((i = 0; i < 100; i++)); do
+	d=$(nsx 1 ethtool -S grim0 | awk '$1 == "rx_drop_no_endpoint:" { print $2 }')
+	[ $((d - d0)) -ge 50 ] && break
+	sleep 0.1
+done
+log "first fragments refused before rmmod: $((d - d0))"
+if [ $((d - d0)) -lt 50 ]; then
+	sed 's/^/    grim_inject: /' "$tmp/inject"
+	log "host 1: $(nsx 1 ethtool -S grim0 | grep -v ': 0$' | tr -s ' \n' ' ')"
+fi
+[ $((d - d0)) -ge 50 ] || fail "the flood did not reach host 1 ($((d - d0)) refused)"
+ok=0
+for ((i = 0; i < 300; i++)); do
+	if rmmod grim 2>"$tmp/rmmod"; then
+		ok=1
+		break
+	fi
+	sleep 0.1
+done
+[ $ok = 1 ] || log "rmmod: $(cat "$tmp/rmmod"); refcount $(cat /sys/module/grim/refcnt)"
+log "unloaded after $((i * 100)) ms, $(grep -c . "$tmp/inject") lines from grim_inject"
+pgrep -x grim_inject >/dev/null || log "note: the flood ended before rmmod"
+pkill -x grim_inject
+wait $ipid 2>/dev/null
+[ $ok = 1 ] || fail "rmmod failed during the flood"
+check_dmesg
+"${GRIM_LOAD[@]}" || fail "${GRIM_LOAD[*]} after the flood"
 exit 0

@@ -98,23 +98,28 @@ static int __init grim_init(void)
 	err = register_pernet_subsys(&grim_net_ops);
 	if (err)
 		goto err_crc;
-	err = grim_nl_init();
+	/* The ports, the socket family and the netlink family exist
+	 * before the first link can take a frame or be dumped, and go
+	 * after the last one stopped: every frame that opens a stream or
+	 * starts a message looks its port up.
+	 */
+	err = grim_af_init();
 	if (err)
 		goto err_pernet;
+	err = grim_nl_init();
+	if (err)
+		goto err_af;
 	err = grim_device_init();
 	if (err)
 		goto err_nl;
-	err = grim_af_init();
-	if (err)
-		goto err_device;
 	pr_info("GRIM NI driver %s, wire version %u, AF_GRIM %d, CRC32C by %s\n",
 		GRIM_DRV_VERSION, GRIM_WIRE_VERSION, AF_GRIM, grim_crc_driver());
 	return 0;
 
-err_device:
-	grim_device_exit();
 err_nl:
 	grim_nl_exit();
+err_af:
+	grim_af_exit();
 err_pernet:
 	unregister_pernet_subsys(&grim_net_ops);
 err_crc:
@@ -124,9 +129,9 @@ err_crc:
 
 static void __exit grim_exit(void)
 {
-	grim_af_exit();
 	grim_device_exit();
 	grim_nl_exit();
+	grim_af_exit();
 	unregister_pernet_subsys(&grim_net_ops);
 	/* Keys removed from a link go by RCU callback. */
 	rcu_barrier();
