@@ -50,6 +50,13 @@ if ! load_grim >"$out/insmod.log" 2>&1; then
 	echo 1 >"$out/insmod.rc"
 fi
 
+# The emulated CPU's flags across CMPXCHG16B (scripts/tcg-cpu.sh), when
+# vm-run.sh built the probe.
+if [ -x "$out/cpu-flags-probe" ]; then
+	"$out/cpu-flags-probe" >"$out/cpu-flags.txt" 2>&1
+	echo $? >"$out/cpu-flags.rc"
+fi
+
 if [ "${1:-}" = --script ]; then
 	shift
 	script=$1

@@ -58,6 +58,8 @@ vng_base=(vng --run "$VMLINUZ" --disable-microvm
 vng_base+=(--verbose --append loglevel=3)
 [ -n "${GRIM_VM_APPEND:-}" ] && vng_base+=(--append "$GRIM_VM_APPEND")
 
+source "$top/scripts/tcg-cpu.sh"
+
 # KVM: only if a quick boot proves it works with this kernel (cached).
 kvm_ok() {
 	local cache=$top/.cache/kvm-$KVER
@@ -80,7 +82,10 @@ if kvm_ok; then
 	kvm=()
 	accel=KVM
 else
+	# No CMPXCHG16B on QEMU 7.2: see scripts/tcg-cpu.sh.
 	kvm=(--disable-kvm)
+	cpu_opt=$(tcg_cpu_opts)
+	[ -n "$cpu_opt" ] && kvm+=("$cpu_opt")
 	accel=TCG
 fi
 
@@ -145,6 +150,10 @@ total=$((180 + (per_test + 15) * ${#tests[@]}))
 [ -z "${GRIM_TEST_FULL:-}" ] && [ $total -gt 2400 ] && total=2400
 [ "$GRIM_KO" = none ] || [ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
 
+# The guest checks its CPU first (scripts/cpu-flags-probe.c).
+gcc -O2 -Wall -o "$out/cpu-flags-probe" "$top/scripts/cpu-flags-probe.c" 2>"$out/cpu-flags-build.log" ||
+	rm -f "$out/cpu-flags-probe"
+
 # GRIM_TEST_* variables tune tests (sizes, counts); pass them to the guest.
 fwd=$(env | grep -E '^GRIM_TEST_[A-Z0-9_]+=[A-Za-z0-9_.:-]*$' | tr '\n' ' ')
 echo "vm-run: booting $KVER ($accel), running ${#tests[@]} test(s): ${tests[*]}"
@@ -194,6 +203,17 @@ for t in "${tests[@]}"; do
 	esac
 done
 
+# An emulated CPU that corrupts RFLAGS crashes guests at random.
+if [ ! -f "$out/cpu-flags-probe" ]; then
+	echo "not ok cpu-flags  (the probe did not build: $(head -n 3 "$out/cpu-flags-build.log"))"
+	fail=$((fail + 1))
+elif [ "$(cat "$out/cpu-flags.rc" 2>/dev/null)" = 0 ]; then
+	echo "ok cpu-flags  $(cat "$out/cpu-flags.txt")"
+	pass=$((pass + 1))
+elif [ -f "$out/done" ]; then
+	echo "not ok cpu-flags  $(cat "$out/cpu-flags.txt" 2>/dev/null) (see scripts/tcg-cpu.sh)"
+	fail=$((fail + 1))
+fi
 if [ ! -s "$out/dmesg.txt" ]; then
 	echo "not ok kernel-log  (no dmesg captured)"
 	fail=$((fail + 1))

@@ -59,6 +59,12 @@ no|0) ;;
 	[ "$(cat "$cache" 2>/dev/null)" = yes ] && kvm=() accel=KVM
 	;;
 esac
+# No CMPXCHG16B on QEMU 7.2: see scripts/tcg-cpu.sh.
+if [ "$accel" = TCG ]; then
+	source "$top/scripts/tcg-cpu.sh"
+	cpu_opt=$(tcg_cpu_opts)
+	[ -n "$cpu_opt" ] && kvm+=("$cpu_opt")
+fi
 
 echo "bench: booting $KVER ($accel); results in ${out#"$top"/}"
 echo "$accel" >"$out/accel.txt"
