@@ -16,6 +16,7 @@
  * The probe ends a block with POPF, then runs ADD with 0x500 (TF | DF)
  * as its source operand, then CMPXCHG16B, and reads RFLAGS back.
  * Prints one line; exit 0: flags right or no CX16 to test, 1: corrupt.
+ * Built with -mno-red-zone: the PUSHes below %rsp must not land on locals.
  */
 #include <cpuid.h>
 #include <stdio.h>

@@ -16,7 +16,8 @@
 # debug kernel's banners, dropped before splats.awk; default none).
 #
 # Results go to .vm-out/ (shared read-write with the guest): tap.txt,
-# <test>.log, dmesg.txt.  The last line printed is "N passed, N failed";
+# <test>.log, dmesg.txt, cpu-flags.txt (the guest CPU's check,
+# scripts/cpu-flags-probe.c; reported as cpu-flags).  The last line printed is "N passed, N failed";
 # the exit status is non-zero if anything failed.
 set -uo pipefail
 
@@ -151,7 +152,7 @@ total=$((180 + (per_test + 15) * ${#tests[@]}))
 [ "$GRIM_KO" = none ] || [ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
 
 # The guest checks its CPU first (scripts/cpu-flags-probe.c).
-gcc -O2 -Wall -o "$out/cpu-flags-probe" "$top/scripts/cpu-flags-probe.c" 2>"$out/cpu-flags-build.log" ||
+gcc -O2 -Wall -mno-red-zone -o "$out/cpu-flags-probe" "$top/scripts/cpu-flags-probe.c" 2>"$out/cpu-flags-build.log" ||
 	rm -f "$out/cpu-flags-probe"
 
 # GRIM_TEST_* variables tune tests (sizes, counts); pass them to the guest.

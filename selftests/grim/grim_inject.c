@@ -38,9 +38,8 @@
  *               messages to the endpoint PORT, each on a fresh stream,
  *               whose other fragments never come; each one that the
  *               endpoint makes room for pins that room until the
- *               receiver's reassembly timeout (COUNT past 4096 reuses
- *               channels, each time under a fresh incarnation); with -g,
- *               sent once GOFILE exists
+ *               receiver's reassembly timeout (past 65536 frames the
+ *               channels repeat); with -g, sent once GOFILE exists
  *   reasmlive   valid session and CRC: the first fragment of one 64000-byte
  *               message to the endpoint PORT, on a fresh stream, sent
  *               COUNT times WAIT_MS apart: any frame of its stream shows
