@@ -19,11 +19,12 @@
  * Built with -mno-red-zone: the PUSHes below %rsp must not land on locals.
  */
 #include <cpuid.h>
+#include <stdalign.h>
 #include <stdio.h>
 
 int main(void)
 {
-	unsigned long mem[2] __attribute__((aligned(16))) = { 0, 0 };
+	alignas(16) unsigned long mem[2] = { 0, 0 };
 	unsigned int a, b, c, d;
 	unsigned long flags, junk = 0x500, acc = 0;
 

@@ -17,8 +17,9 @@
 #
 # Results go to .vm-out/ (shared read-write with the guest): tap.txt,
 # <test>.log, dmesg.txt, cpu-flags.txt (the guest CPU's check,
-# scripts/cpu-flags-probe.c; reported as cpu-flags).  The last line printed is "N passed, N failed";
-# the exit status is non-zero if anything failed.
+# scripts/cpu-flags-probe.c, reported as cpu-flags).  The last line
+# printed is "N passed, N failed"; the exit status is non-zero if
+# anything failed.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
