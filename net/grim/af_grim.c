@@ -768,26 +768,33 @@ int grim_af_init(void)
 		return err;
 	err = register_pernet_subsys(&grim_ports_ops);
 	if (err)
-		goto err_proto;
-	err = sock_register(&grim_family);
-	if (err) {
-		pr_err("AF_GRIM (%d) is taken by another family\n", AF_GRIM);
-		goto err_pernet;
-	}
-	return 0;
-
-err_pernet:
-	unregister_pernet_subsys(&grim_ports_ops);
-err_proto:
-	proto_unregister(&grim_proto);
+		proto_unregister(&grim_proto);
 	return err;
 }
 
 void grim_af_exit(void)
 {
-	sock_unregister(PF_GRIM);
 	unregister_pernet_subsys(&grim_ports_ops);
 	proto_unregister(&grim_proto);
+}
+
+/* The family is opened to user space last, once nothing else in module
+ * init can fail: a socket made while a later step fails would pin a
+ * module that is about to be freed.
+ */
+int grim_af_register(void)
+{
+	int err;
+
+	err = sock_register(&grim_family);
+	if (err)
+		pr_err("AF_GRIM (%d) is taken by another family\n", AF_GRIM);
+	return err;
+}
+
+void grim_af_unregister(void)
+{
+	sock_unregister(PF_GRIM);
 }
 
 /* Report the bound sockets of @net to @fn, skipping the first @skip, in

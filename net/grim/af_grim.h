@@ -9,6 +9,8 @@ struct net;
 
 int grim_af_init(void);
 void grim_af_exit(void);
+int grim_af_register(void);
+void grim_af_unregister(void);
 
 /* A bound socket, as the netlink family reports it. */
 struct grim_sock_info {

@@ -98,10 +98,10 @@ static int __init grim_init(void)
 	err = register_pernet_subsys(&grim_net_ops);
 	if (err)
 		goto err_crc;
-	/* The ports, the socket family and the netlink family exist
-	 * before the first link can take a frame or be dumped, and go
-	 * after the last one stopped: every frame that opens a stream or
-	 * starts a message looks its port up.
+	/* The ports and the netlink family exist before the first link
+	 * can take a frame or be dumped, and go after the last one
+	 * stopped: every frame that opens a stream or starts a message
+	 * looks its port up.  The socket family is registered last.
 	 */
 	err = grim_af_init();
 	if (err)
@@ -112,10 +112,15 @@ static int __init grim_init(void)
 	err = grim_device_init();
 	if (err)
 		goto err_nl;
+	err = grim_af_register();
+	if (err)
+		goto err_device;
 	pr_info("GRIM NI driver %s, wire version %u, AF_GRIM %d, CRC32C by %s\n",
 		GRIM_DRV_VERSION, GRIM_WIRE_VERSION, AF_GRIM, grim_crc_driver());
 	return 0;
 
+err_device:
+	grim_device_exit();
 err_nl:
 	grim_nl_exit();
 err_af:
@@ -129,6 +134,7 @@ err_crc:
 
 static void __exit grim_exit(void)
 {
+	grim_af_unregister();
 	grim_device_exit();
 	grim_nl_exit();
 	grim_af_exit();
