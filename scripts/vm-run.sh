@@ -148,8 +148,9 @@ per_test=$(sed -n 's/^timeout=\([0-9]\+\).*/\1/p' "$testdir/settings" 2>/dev/nul
 per_test=${GRIM_TEST_TIMEOUT:-${per_test:-300}}
 total=$((180 + (per_test + 15) * ${#tests[@]}))
 # A VM's whole run is capped, except for make check-full's soak loads:
-# 40 min, room for a slow machine's make check on one kernel.
-[ -z "${GRIM_TEST_FULL:-}" ] && [ $total -gt 2400 ] && total=2400
+# 60 min, room for a slow machine's make check on one kernel with one
+# vCPU beside another kernel's VM.
+[ -z "${GRIM_TEST_FULL:-}" ] && [ $total -gt 3600 ] && total=3600
 [ "$GRIM_KO" = none ] || [ -f "$GRIM_KO" ] || echo "vm-run: warning: $GRIM_KO does not exist"
 
 # The guest checks its CPU first (scripts/cpu-flags-probe.c).
