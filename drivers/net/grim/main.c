@@ -127,6 +127,11 @@ err_af:
 	grim_af_exit();
 err_pernet:
 	unregister_pernet_subsys(&grim_net_ops);
+	/* Links made before a later step failed may have left keys to
+	 * free by RCU callback, as on exit.
+	 */
+	rcu_barrier();
+	grim_auth_exit();
 err_crc:
 	grim_crc_exit();
 	return err;
