@@ -51,11 +51,6 @@ fi
 # by side with one each, on 2 CPUs).  GRIM_CHECK_JOBS=1 runs them one
 # after the other; GRIM_VM_CPUS overrides the vCPUs per VM.
 ncpu=$(nproc 2>/dev/null || echo 1)
-nk=$(echo $kernels | wc -w)
-jobs=${GRIM_CHECK_JOBS:-$((nk < ncpu ? nk : ncpu))}
-[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
-vcpus=${GRIM_VM_CPUS:-$((ncpu / jobs > 1 ? ncpu / jobs : 1))}
-[ "$jobs" -gt 1 ] && echo "check: $jobs VMs at a time, $vcpus vCPU(s) each"
 
 # Build every kernel's module first (W=1 C=1, no warning allowed).
 built=()
@@ -75,6 +70,16 @@ for kv in $kernels; do
 	fi
 done
 
+nk=${#built[@]}
+jobs=${GRIM_CHECK_JOBS:-$((nk < ncpu ? nk : ncpu))}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+# Two vCPUs at most, as before: a TCG guest gains little from more.
+vcpus=$((ncpu / jobs))
+[ "$vcpus" -gt 2 ] && vcpus=2
+[ "$vcpus" -lt 1 ] && vcpus=1
+vcpus=${GRIM_VM_CPUS:-$vcpus}
+[ "$jobs" -gt 1 ] && echo "check: $jobs VMs at a time, $vcpus vCPU(s) each"
+
 # run_vm KVER: the selftests in that kernel's VM; its output, each line
 # tagged with the kernel when VMs run side by side, and its wall time in
 # .vm-out/wall-KVER.
@@ -89,6 +94,24 @@ run_vm() {
 	echo "$(($(date +%s) - start))" >".vm-out/wall-$kv"
 }
 
+# Each VM side by side runs in its own process group (job control), so
+# that an interrupt or a CI timeout stops them all: the group, and the
+# children of its members (timeout(1) makes a group of its own).
+vm_pids=()
+stop_vms() {
+	local p m
+	for p in "${vm_pids[@]}"; do
+		for m in $(pgrep -g "$p"); do
+			pkill -TERM -P "$m" 2>/dev/null
+		done
+		kill -TERM -- "-$p" 2>/dev/null
+	done
+	exit 130
+}
+if [ "$jobs" -gt 1 ]; then
+	set -m
+	trap stop_vms INT TERM HUP
+fi
 running=0
 for kv in "${built[@]}"; do
 	echo
@@ -96,6 +119,7 @@ for kv in "${built[@]}"; do
 	rm -f ".vm-out/wall-$kv"
 	if [ "$jobs" -gt 1 ]; then
 		run_vm "$kv" "$@" &
+		vm_pids+=($!)
 		running=$((running + 1))
 		if [ "$running" -ge "$jobs" ]; then
 			wait -n
@@ -106,6 +130,8 @@ for kv in "${built[@]}"; do
 	fi
 done
 wait
+set +m
+trap - INT TERM HUP
 
 walls=()
 for kv in "${built[@]}"; do
