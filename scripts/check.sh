@@ -44,12 +44,14 @@ if [ $# -eq 0 ]; then
 	fi
 fi
 
-# The kernels' VMs run side by side, each on its share of the CPUs: an
-# emulated (TCG) guest with two vCPUs keeps about 1.5 host CPUs busy, so
-# one VM per CPU gets more done in the same time (make check on both
-# kernels: 56 minutes one after the other with 2 vCPUs each, about 38 side
-# by side with one each, on 2 CPUs).  GRIM_CHECK_JOBS=1 runs them one
-# after the other; GRIM_VM_CPUS overrides the vCPUs per VM.
+# The kernels' VMs run side by side when the host has two CPUs for each
+# (a TCG guest with two vCPUs keeps about 1.5 host CPUs busy).  On a
+# 2-CPU host they run one after the other: side by side with one vCPU
+# each, make check took 38 minutes instead of 56, but on 6.1 the 32-host
+# mesh.sh and reasm_live.sh then failed messages with ETIMEDOUT (a
+# reassembly given up while its sender was up), a load the transport
+# must survive and does not yet; see issue 17.  GRIM_CHECK_JOBS sets the
+# VMs at a time, GRIM_VM_CPUS the vCPUs of each.
 ncpu=$(nproc 2>/dev/null || echo 1)
 
 # Build every kernel's module first (W=1 C=1, no warning allowed).
@@ -71,7 +73,9 @@ for kv in $kernels; do
 done
 
 nk=${#built[@]}
-jobs=${GRIM_CHECK_JOBS:-$((nk < ncpu ? nk : ncpu))}
+jobs=$((ncpu / 2))
+[ "$jobs" -gt "$nk" ] && jobs=$nk
+jobs=${GRIM_CHECK_JOBS:-$jobs}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 # Two vCPUs at most, as before: a TCG guest gains little from more.
 vcpus=$((ncpu / jobs))

@@ -81,8 +81,11 @@ tc -n "$(host 1)" qdisc replace dev eth0 root netem limit 10000 \
 	delay 300ms loss $LOSS% || fail "netem on host 1"
 failed0=$(stat 1 tx_msgs_failed)
 t0=$(date +%s)
-nsx 1 "$RDM" send -d 2 -p 100 -n "$COUNT" -m 16000 -M 16000 -S 9 >/dev/null ||
-	fail "the sender failed"
+out=$(nsx 1 "$RDM" send -d 2 -p 100 -n "$COUNT" -m 16000 -M 16000 -S 9 2>&1) ||
+	fail "the sender failed: $out; host 1: $(stat 1 retransmit_timeouts) timeouts," \
+	     "$(stat 1 tx_cwnd_cuts) window cuts, $(stat 1 peer_session_resets) resets;" \
+	     "host 2: $(stat 2 rx_reassembly_timeouts) reassemblies given up," \
+	     "$(stat 2 peer_down_events) peer-down events"
 wait $rpid || fail "the receiver found a message lost, doubled or damaged"
 log "in $(($(date +%s) - t0)) s: $(stat 1 retransmit_frames) frames resent," \
 	"$(stat 1 retransmit_timeouts) timeouts"
