@@ -42,5 +42,36 @@ check_match "$(grep -m1 ' grim_peer_state: ' $T/trace)" "state=up" "peer state e
 # Every message sent (200 of ours, and wait_peer_up's probes) was traced.
 n=$(grep " grim_msg_rx: " $T/trace | grep -c "chan=[0-9]*->100 ")
 check_eq "$n" 200 "grim_msg_rx events for port 100"
+
+# Drop monitors see why the NI dropped a frame: frames of GRIM's
+# EtherType freed by kfree_skb_reason() with the core reason nearest to
+# the counter that took them (grim.rst, "Drop reasons").
+pretty "" "drop reasons in skb:kfree_skb for malformed frames"
+INJECT=$(dirname "$0")/grim_inject
+[ -x "$INJECT" ] || fail "grim_inject not built"
+K=20
+ev=$T/events/skb/kfree_skb
+[ -d "$ev" ] || fail "no skb:kfree_skb event"
+netem_clear
+echo > $T/trace
+echo "protocol == $(printf %d 0x88b5)" > "$ev/filter" || fail "kfree_skb filter"
+at_exit "echo 0 > $ev/enable; echo 0 > $ev/filter"
+echo 1 > "$ev/enable" || fail "enable skb:kfree_skb"
+# mode and the reason its frames must be dropped with
+for mr in badcsum:SKB_CSUM badmagic:INVALID_PROTO badversion:UNHANDLED_PROTO \
+	  short:PKT_TOO_SMALL; do
+	m=${mr%%:*} want=${mr#*:}
+	b=$(grep -c "reason: $want" $T/trace)
+	nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m "$m" -k $K -S 7 >/dev/null 2>&1 ||
+		fail "grim_inject -m $m"
+	sleep 0.5
+	a=$(grep -c "reason: $want" $T/trace)
+	log "$m: $((a - b)) frames freed with reason $want"
+	[ $((a - b)) -ge $K ] || fail "$m: $((a - b)) of $K frames freed with reason $want"
+done
+echo 0 > "$ev/enable"
+n=$(grep -c " kfree_skb: " $T/trace)
+u=$(grep " kfree_skb: " $T/trace | grep -c "reason: NOT_SPECIFIED")
+log "$n GRIM frames freed as drops in all, $u without a reason"
 check_dmesg
 exit 0

@@ -88,6 +88,37 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_TX_QDISC_DROPS] = "tx_qdisc_drops",
 };
 
+/* The core kernel's nearest reason for each frame the NI drops, for drop
+ * monitors (skb:kfree_skb, dropwatch, perf); the counter named above is
+ * the exact cause.  Drops with no core counterpart stay NOT_SPECIFIED: an
+ * out-of-tree module cannot add a drop-reason subsystem of its own.
+ */
+static const u16 grim_drop_reasons[GRIM_STAT_MAX] = {
+	[GRIM_STAT_DROP_SHORT] = SKB_DROP_REASON_PKT_TOO_SMALL,
+	[GRIM_STAT_DROP_MAGIC] = SKB_DROP_REASON_INVALID_PROTO,
+	[GRIM_STAT_DROP_VERSION] = SKB_DROP_REASON_UNHANDLED_PROTO,
+	[GRIM_STAT_DROP_LENGTH] = SKB_DROP_REASON_HDR_TRUNC,
+	[GRIM_STAT_DROP_CSUM] = SKB_DROP_REASON_SKB_CSUM,
+	[GRIM_STAT_DROP_CLUSTER] = SKB_DROP_REASON_OTHERHOST,
+	[GRIM_STAT_DROP_NOT_OURS] = SKB_DROP_REASON_OTHERHOST,
+	[GRIM_STAT_DROP_TYPE] = SKB_DROP_REASON_UNHANDLED_PROTO,
+	[GRIM_STAT_DROP_FRAG] = SKB_DROP_REASON_INVALID_PROTO,
+	[GRIM_STAT_DROP_MSG] = SKB_DROP_REASON_INVALID_PROTO,
+	[GRIM_STAT_DROP_REFUSED] = SKB_DROP_REASON_SOCKET_RCVBUFF,
+	[GRIM_STAT_DROP_NO_EP] = SKB_DROP_REASON_NO_SOCKET,
+	[GRIM_STAT_DROP_NOMEM] = SKB_DROP_REASON_NOMEM,
+	[GRIM_STAT_DROP_LIMIT] = SKB_DROP_REASON_PROTO_MEM,
+	[GRIM_STAT_DROP_BAD_ACK] = SKB_DROP_REASON_INVALID_PROTO,
+	[GRIM_STAT_DROP_NO_STREAM] = SKB_DROP_REASON_PROTO_MEM,
+};
+
+enum skb_drop_reason grim_drop_reason(enum grim_stat s)
+{
+	if (s < GRIM_STAT_MAX && grim_drop_reasons[s])
+		return grim_drop_reasons[s];
+	return SKB_DROP_REASON_NOT_SPECIFIED;
+}
+
 static int grim_open(struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);

@@ -493,6 +493,18 @@ static inline void grim_count(struct grim_ni *ni, struct grim_peer *peer,
 	grim_count_add(ni, peer, s, 1);
 }
 
+enum skb_drop_reason grim_drop_reason(enum grim_stat s);
+
+/* Free @skb, a frame the NI drops, counted under @s (NULL @peer: the NI's
+ * count only) and reported to drop monitors with grim_drop_reason(@s).
+ */
+static inline void grim_drop(struct grim_ni *ni, struct grim_peer *peer,
+			     struct sk_buff *skb, enum grim_stat s)
+{
+	grim_count(ni, peer, s);
+	kfree_skb_reason(skb, grim_drop_reason(s));
+}
+
 void grim_ni_read_stats(const struct grim_ni *ni, u64 *out);
 
 /* Sequence and generation arithmetic, modulo 2^32. */

@@ -579,8 +579,7 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 		/* Nobody listens: the sender will be told, at the last
 		 * frame of the message.
 		 */
-		grim_count(ni, peer, GRIM_STAT_DROP_NO_EP);
-		kfree_skb(skb);
+		grim_drop(ni, peer, skb, GRIM_STAT_DROP_NO_EP);
 		if (last) {
 			grim_rxs_reject(ni, peer, rxs, seq, GRIM_REJ_NO_PORT);
 			return GRIM_RXF_REJECTED;
@@ -732,7 +731,7 @@ static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
 			goto drop;
 		}
 		if (rxs->state == GRIM_RX_DISCARD) {
-			kfree_skb(skb);
+			kfree_skb_reason(skb, SKB_DROP_REASON_NO_SOCKET);
 			if (last) {
 				grim_rxs_reject(ni, peer, rxs, seq,
 						rxs->reason);
@@ -759,8 +758,7 @@ static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
 	return true;
 
 drop:
-	grim_count(ni, peer, stat);
-	kfree_skb(skb);
+	grim_drop(ni, peer, skb, stat);
 	if (rxs->refused)
 		grim_rxs_purge_ooo(rxs);
 	return false;
@@ -775,17 +773,19 @@ static void grim_rx_hold(struct grim_ni *ni, struct grim_peer *peer,
 	struct sk_buff *pos;
 
 	grim_count(ni, peer, GRIM_STAT_OOO_FRAMES);
-	if (grim_seq_after(seq, rxs->rcv_nxt + GRIM_MAX_OOO))
-		goto drop;
+	if (grim_seq_after(seq, rxs->rcv_nxt + GRIM_MAX_OOO)) {
+		kfree_skb_reason(skb, SKB_DROP_REASON_PROTO_MEM);
+		return;
+	}
 	if (atomic_long_read(&ni->ooo_mem) + skb->truesize > GRIM_OOO_MEM) {
-		grim_count(ni, peer, GRIM_STAT_DROP_NOMEM);
-		goto drop;
+		grim_drop(ni, peer, skb, GRIM_STAT_DROP_NOMEM);
+		return;
 	}
 	skb_queue_reverse_walk(&rxs->ooo, pos) {
 		u32 p = GRIM_RX_SEQ(pos);
 
 		if (p == seq)
-			goto drop;
+			goto drop;	/* held already */
 		if (grim_seq_before(p, seq)) {
 			GRIM_RX_SEQ(skb) = seq;
 			__skb_queue_after(&rxs->ooo, pos, skb);
@@ -838,8 +838,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 	u8 flags;
 
 	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
-		grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
-		kfree_skb(skb);
+		grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
 		return;
 	}
 	cm = (const struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN);
@@ -869,29 +868,24 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 	if (rxs->rejected) {
 		if (seq == rxs->rcv_nxt) {
 			/* The rejected frame again: the REJECT was lost. */
-			grim_count(ni, peer, GRIM_STAT_DROP_REJECTED);
-			kfree_skb(skb);
+			grim_drop(ni, peer, skb, GRIM_STAT_DROP_REJECTED);
 			grim_send_ctl(ni, peer, rxs, GRIM_FT_REJECT, seq);
 			return;
 		}
 		if (grim_seq_after(seq, rxs->rcv_nxt)) {
-			grim_count(ni, peer, GRIM_STAT_DROP_REJECTED);
-			kfree_skb(skb);
+			grim_drop(ni, peer, skb, GRIM_STAT_DROP_REJECTED);
 			return;
 		}
 	}
 	if (seq != rxs->rcv_nxt) {
 		if (rxs->refused && grim_seq_after(seq, rxs->rcv_nxt)) {
-			grim_count(ni, peer, GRIM_STAT_DROP_REFUSED);
-			kfree_skb(skb);
+			grim_drop(ni, peer, skb, GRIM_STAT_DROP_REFUSED);
 			return;
 		}
-		if (grim_seq_before(seq, rxs->rcv_nxt)) {
-			grim_count(ni, peer, GRIM_STAT_DUP_FRAMES);
-			kfree_skb(skb);
-		} else {
+		if (grim_seq_before(seq, rxs->rcv_nxt))
+			grim_drop(ni, peer, skb, GRIM_STAT_DUP_FRAMES);
+		else
 			grim_rx_hold(ni, peer, rxs, skb, seq);
-		}
 		/* Tell the sender where we are: heals lost ACKs, and
 		 * duplicate ACKs point it at the gap.
 		 */

@@ -448,53 +448,66 @@ void grim_peer_unlock(struct grim_peer *peer)
 		grim_xmit(peer->ni, peer, skb);
 }
 
+/* Whether @skb is a whole, intact GRIM frame of our cluster; if not,
+ * *why is the counter it went to (GRIM_STAT_MAX: counted elsewhere).
+ */
 static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb,
-			   struct grim_auth_info *ai)
+			   struct grim_auth_info *ai, enum grim_stat *why)
 {
 	const struct grim_link_hdr *lh;
 	unsigned int len;
 
 	if (!pskb_may_pull(skb, GRIM_LINK_HLEN)) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_SHORT);
+		*why = GRIM_STAT_DROP_SHORT;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
 	if (lh->magic != htons(GRIM_ID)) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_MAGIC);
+		*why = GRIM_STAT_DROP_MAGIC;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	if (lh->version != GRIM_WIRE_VERSION) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_VERSION);
+		*why = GRIM_STAT_DROP_VERSION;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	len = ntohs(lh->len);
 	if (len < GRIM_LINK_HLEN || len > skb->len) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_LENGTH);
+		*why = GRIM_STAT_DROP_LENGTH;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	/* Ethernet may pad short frames: the header's length is the truth. */
 	if (pskb_trim_rcsum(skb, len)) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		*why = GRIM_STAT_DROP_NOMEM;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	/* Our own frames, from the backlog, carry no tag. */
-	if (skb->pkt_type == PACKET_LOOPBACK)
+	if (skb->pkt_type == PACKET_LOOPBACK) {
 		memset(ai, 0, sizeof(*ai));
-	else if (!grim_auth_open(ni, skb, ai))
+	} else if (!grim_auth_open(ni, skb, ai)) {
+		*why = GRIM_STAT_MAX;
 		return false;
+	}
 	len = skb->len;
 	if (!pskb_may_pull(skb, min_t(unsigned int, len, GRIM_CRC_SPLIT))) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		*why = GRIM_STAT_DROP_NOMEM;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
 	/* The tag covers more than the CRC would, and better. */
 	if (!ai->authed && !grim_frame_crc_ok(ni, skb, len)) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_CSUM);
+		*why = GRIM_STAT_DROP_CSUM;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	if (ntohl(lh->cluster) != ni->cluster) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_CLUSTER);
+		*why = GRIM_STAT_DROP_CLUSTER;
+		grim_count(ni, NULL, *why);
 		return false;
 	}
 	return true;
@@ -506,6 +519,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 {
 	struct grim_ni *ni = pt->af_packet_priv;
 	const struct grim_link_hdr *lh;
+	enum grim_stat why = GRIM_STAT_MAX;
 	struct grim_auth_info ai;
 	struct grim_peer *peer;
 	u32 src, dst;
@@ -523,7 +537,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		goto consume;
 	skb_dst_drop(skb);
 	nf_reset_ct(skb);
-	if (!grim_rcv_valid(ni, skb, &ai))
+	if (!grim_rcv_valid(ni, skb, &ai, &why))
 		goto drop;
 
 	lh = (const struct grim_link_hdr *)skb->data;
@@ -540,8 +554,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	    src == GRIM_NODE_ANY || src == 0 ||
 	    (dst != ni->node && !(dst == GRIM_NODE_ANY &&
 				  lh->type == GRIM_FT_HELLO))) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_NOT_OURS);
-		goto drop;
+		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_NOT_OURS);
+		return NET_RX_DROP;
 	}
 
 	switch (lh->type) {
@@ -558,26 +572,26 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	case GRIM_FT_CLOSED:
 		break;
 	default:
-		grim_count(ni, NULL, GRIM_STAT_DROP_TYPE);
-		goto drop;
+		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_TYPE);
+		return NET_RX_DROP;
 	}
 
 	peer = grim_peer_lookup(ni, src);
 	if (!peer) {
-		grim_count(ni, NULL, GRIM_STAT_DROP_UNKNOWN_PEER);
-		goto drop;
+		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_UNKNOWN_PEER);
+		return NET_RX_DROP;
 	}
 	if (!pskb_may_pull(skb, GRIM_CTL_LEN)) {
-		grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
-		goto drop;
+		grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
+		return NET_RX_DROP;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
 	if (lh->type == GRIM_FT_ACK && lh->flags & GRIM_FF_SACK) {
 		const struct grim_sack *sack;
 
 		if (!pskb_may_pull(skb, GRIM_CTL_LEN + sizeof(*sack))) {
-			grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
-			goto drop;
+			grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
+			return NET_RX_DROP;
 		}
 		lh = (const struct grim_link_hdr *)skb->data;
 		sack = (const struct grim_sack *)(skb->data + GRIM_CTL_LEN);
@@ -587,8 +601,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		const struct grim_reject *rej;
 
 		if (!pskb_may_pull(skb, GRIM_CTL_LEN + sizeof(*rej))) {
-			grim_count(ni, peer, GRIM_STAT_DROP_SHORT);
-			goto drop;
+			grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
+			return NET_RX_DROP;
 		}
 		lh = (const struct grim_link_hdr *)skb->data;
 		rej = (const struct grim_reject *)(skb->data + GRIM_CTL_LEN);
@@ -628,6 +642,6 @@ consume:
 	consume_skb(skb);
 	return NET_RX_SUCCESS;
 drop:
-	kfree_skb(skb);
+	kfree_skb_reason(skb, grim_drop_reason(why));
 	return NET_RX_DROP;
 }
