@@ -3,7 +3,9 @@
 #
 # The transport's tracepoints (events/grim) fire during a transfer: peer
 # state changes, messages sent and delivered, ACKs, NACKs from a full
-# endpoint, retransmissions over a lossy link.
+# endpoint, retransmissions over a lossy link.  Then malformed frames
+# reach drop monitors (skb:kfree_skb) with the drop reason their counter
+# maps to.
 
 source "$(dirname "$0")/lib.sh"
 require_root
