@@ -731,7 +731,9 @@ static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
 			goto drop;
 		}
 		if (rxs->state == GRIM_RX_DISCARD) {
-			kfree_skb_reason(skb, SKB_DROP_REASON_NO_SOCKET);
+			kfree_skb_reason(skb, rxs->reason == GRIM_REJ_NO_PORT ?
+					 SKB_DROP_REASON_NO_SOCKET :
+					 SKB_DROP_REASON_NOT_SPECIFIED);
 			if (last) {
 				grim_rxs_reject(ni, peer, rxs, seq,
 						rxs->reason);

@@ -449,7 +449,7 @@ void grim_peer_unlock(struct grim_peer *peer)
 }
 
 /* Whether @skb is a whole, intact GRIM frame of our cluster; if not,
- * *why is the counter it went to (GRIM_STAT_MAX: counted elsewhere).
+ * *why is the counter to drop it by (GRIM_STAT_MAX: counted already).
  */
 static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb,
 			   struct grim_auth_info *ai, enum grim_stat *why)
@@ -459,30 +459,25 @@ static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb,
 
 	if (!pskb_may_pull(skb, GRIM_LINK_HLEN)) {
 		*why = GRIM_STAT_DROP_SHORT;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
 	if (lh->magic != htons(GRIM_ID)) {
 		*why = GRIM_STAT_DROP_MAGIC;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	if (lh->version != GRIM_WIRE_VERSION) {
 		*why = GRIM_STAT_DROP_VERSION;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	len = ntohs(lh->len);
 	if (len < GRIM_LINK_HLEN || len > skb->len) {
 		*why = GRIM_STAT_DROP_LENGTH;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	/* Ethernet may pad short frames: the header's length is the truth. */
 	if (pskb_trim_rcsum(skb, len)) {
 		*why = GRIM_STAT_DROP_NOMEM;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	/* Our own frames, from the backlog, carry no tag. */
@@ -495,19 +490,16 @@ static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb,
 	len = skb->len;
 	if (!pskb_may_pull(skb, min_t(unsigned int, len, GRIM_CRC_SPLIT))) {
 		*why = GRIM_STAT_DROP_NOMEM;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
 	/* The tag covers more than the CRC would, and better. */
 	if (!ai->authed && !grim_frame_crc_ok(ni, skb, len)) {
 		*why = GRIM_STAT_DROP_CSUM;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	if (ntohl(lh->cluster) != ni->cluster) {
 		*why = GRIM_STAT_DROP_CLUSTER;
-		grim_count(ni, NULL, *why);
 		return false;
 	}
 	return true;
@@ -554,8 +546,8 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	    src == GRIM_NODE_ANY || src == 0 ||
 	    (dst != ni->node && !(dst == GRIM_NODE_ANY &&
 				  lh->type == GRIM_FT_HELLO))) {
-		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_NOT_OURS);
-		return NET_RX_DROP;
+		why = GRIM_STAT_DROP_NOT_OURS;
+		goto drop;
 	}
 
 	switch (lh->type) {
@@ -572,14 +564,14 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	case GRIM_FT_CLOSED:
 		break;
 	default:
-		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_TYPE);
-		return NET_RX_DROP;
+		why = GRIM_STAT_DROP_TYPE;
+		goto drop;
 	}
 
 	peer = grim_peer_lookup(ni, src);
 	if (!peer) {
-		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_UNKNOWN_PEER);
-		return NET_RX_DROP;
+		why = GRIM_STAT_DROP_UNKNOWN_PEER;
+		goto drop;
 	}
 	if (!pskb_may_pull(skb, GRIM_CTL_LEN)) {
 		grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
@@ -642,6 +634,8 @@ consume:
 	consume_skb(skb);
 	return NET_RX_SUCCESS;
 drop:
+	if (why < GRIM_STAT_MAX)
+		grim_count(ni, NULL, why);
 	kfree_skb_reason(skb, grim_drop_reason(why));
 	return NET_RX_DROP;
 }
