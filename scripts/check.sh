@@ -47,7 +47,7 @@ fi
 # The kernels' VMs run side by side when the host has two CPUs for each
 # (a TCG guest with two vCPUs keeps about 1.5 host CPUs busy).  On a
 # 2-CPU host they run one after the other: side by side with one vCPU
-# each, make check took 38 minutes instead of 56, but on 6.1 the 32-host
+# each, make check took 34 minutes instead of 56, but on 6.1 the 32-host
 # mesh.sh and reasm_live.sh then failed messages with ETIMEDOUT (a
 # reassembly given up while its sender was up), a load the transport
 # must survive and does not yet; see issue 17.  GRIM_CHECK_JOBS sets the

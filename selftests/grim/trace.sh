@@ -47,7 +47,7 @@ check_eq "$n" 200 "grim_msg_rx events for port 100"
 
 # Drop monitors see why the NI dropped a frame: frames of GRIM's
 # EtherType freed by kfree_skb_reason() with the core reason nearest to
-# the counter that took them (grim.rst, "Drop reasons").
+# the counter that took them (grim.rst, after the table of counters).
 pretty "" "drop reasons in skb:kfree_skb for malformed frames"
 INJECT=$(dirname "$0")/grim_inject
 [ -x "$INJECT" ] || fail "grim_inject not built"
