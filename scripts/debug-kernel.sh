@@ -62,6 +62,9 @@ debug_opts=(
 	DEBUG_OBJECTS_FREE=y DEBUG_OBJECTS_RCU_HEAD=y DEBUG_OBJECTS_ENABLE_DEFAULT=1
 	# SLUB debugging compiled in; check-debug turns it on with slub_debug=.
 	SLUB_DEBUG=y
+	# Slab fault injection with /proc/<tid>/fail-nth, so init_fail.sh can
+	# fail each allocation of grim.ko's load in turn and watch it unwind.
+	FAULT_INJECTION=y FAILSLAB=y FAULT_INJECTION_DEBUG_FS=y
 	# Networking's own debug checks and netdev/netns reference trackers.
 	DEBUG_NET=y NET_DEV_REFCNT_TRACKER=y NET_NS_REFCNT_TRACKER=y
 	# Lockdep tables big enough for many network namespaces.
