@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A reassembly is given up only when its stream goes silent.
+# A reassembly is given up only when its sender no longer has it.
 #
 # The receiving NI gives a reassembly up after dead_ms with no frame of
 # its stream (reasm_timeout.sh shows that it does).  A sender that is up
@@ -21,6 +21,17 @@
 # 300 ms.  Every message arrives, exactly once and in order, and no
 # reassembly is given up.  Host 1 says hello four times a second, so that
 # it stays up on host 2 through the loss.
+#
+# Last, a stream silent for longer than dead_ms with its sender up: host
+# 2 drops every DATA frame it receives (a u32 filter on the frame type)
+# in the middle of a 64000-byte message, for more than twice dead_ms,
+# while hellos and ACKs pass, as a loaded path can.  Silence alone is no
+# proof that the message is not coming: host 2 asks host 1 (an ACK
+# flagged QUERY, once a hello interval), host 1 has the stream and
+# resends, and the message arrives once the filter goes; none is given
+# up or failed.  Before wire version 7 host 2 gave it up after dead_ms,
+# and host 1 saw ETIMEDOUT.  The forged message of the first step, whose
+# sender has no such stream, is given up because host 1 says so.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -29,6 +40,10 @@ require_grim
 require_grim_tool
 require_ip_grim
 require_mod sch_netem
+require_mod sch_tbf
+require_mod sch_ingress
+require_mod cls_u32
+require_mod act_gact
 
 INJECT=$(dirname "$0")/grim_inject
 DEAD_MS=3000
@@ -42,7 +57,7 @@ rxq() {
 		sed -n 's/.*"rx_queue": *\([0-9]*\).*/\1/p'
 }
 
-pretty "" "2 hosts; host 2 gives reassemblies up after $DEAD_MS ms of silence"
+pretty "" "2 hosts; host 2 asks after reassemblies silent for $DEAD_MS ms"
 setup_hosts 2
 grim_cluster 2
 ip -n "$(host 1)" link set grim0 type grim hello 250 || fail "hello_ms on host 1"
@@ -94,5 +109,46 @@ check_eq $(($(stat 1 tx_msgs_failed) - failed0)) 0 "messages failed on host 1"
 [ "$(stat 1 retransmit_timeouts)" -gt 0 ] ||
 	fail "no retransmission timeout: the link lost too little to test"
 tc -n "$(host 1)" qdisc del dev eth0 root
+
+BLOCK_S=$((2 * DEAD_MS / 1000 + 2))
+pretty "" "every DATA frame to host 2 dropped for $BLOCK_S s in the middle of a message"
+# Slow enough that the message is still on its way once its first frame
+# has reserved its room: 64000 bytes at 64 kbit/s take 8 s.
+tc -n "$(host 1)" qdisc replace dev eth0 root tbf rate 64kbit burst 4000 \
+	latency 20s || fail "tbf on host 1"
+bg nsx 2 "$RDM" recv -p 102 -n 1 -t 120 >/dev/null
+rpid=$!
+wait_bound 2 102
+queries0=$(stat 2 rx_reassembly_queries)
+given0=$(stat 2 rx_reassembly_timeouts)
+failed0=$(stat 1 tx_msgs_failed)
+down0=$(($(stat 1 peer_down_events) + $(stat 2 peer_down_events)))
+nsx 1 "$RDM" send -d 2 -p 102 -n 1 -m 64000 -M 64000 -S 11 >/dev/null ||
+	fail "the send failed"
+for ((i = 0; i < 200; i++)); do
+	[ "$(rxq 2 102)" -ge 64000 ] 2>/dev/null && break
+	sleep 0.05
+done
+[ "$(rxq 2 102)" -ge 64000 ] || fail "the message's first frame did not reach host 2"
+tc -n "$(host 2)" qdisc add dev eth0 clsact || fail "clsact on host 2"
+tc -n "$(host 2)" filter add dev eth0 ingress protocol 0x88b5 \
+	u32 match u8 0x01 0xff at 3 action drop || fail "u32 filter on host 2"
+kill -0 $rpid 2>/dev/null || fail "the message arrived before its frames were dropped: too fast to test"
+sleep $BLOCK_S
+q=$(rxq 2 102)
+[ "${q:-0}" -ge 64000 ] || fail "the reassembly lost its room while its sender was up" \
+	"($q bytes; $(stat 2 rx_reassembly_queries) queries," \
+	"$(stat 2 rx_reassembly_timeouts) given up)"
+queries=$(($(stat 2 rx_reassembly_queries) - queries0))
+[ $queries -ge 1 ] || fail "host 2 did not ask after the silent reassembly"
+check_eq $(($(stat 2 rx_reassembly_timeouts) - given0)) 0 \
+	"reassemblies given up while their sender was up"
+check_eq $(($(stat 1 peer_down_events) + $(stat 2 peer_down_events) - down0)) 0 \
+	"peer-down events while DATA frames were dropped"
+log "$queries queries in $BLOCK_S s of silence; the room is still held"
+tc -n "$(host 1)" qdisc del dev eth0 root
+tc -n "$(host 2)" qdisc del dev eth0 clsact || fail "clsact del on host 2"
+wait $rpid || fail "the message did not arrive whole once the frames passed again"
+check_eq $(($(stat 1 tx_msgs_failed) - failed0)) 0 "messages failed on host 1"
 check_dmesg
 exit 0

@@ -162,6 +162,7 @@ enum grim_stat {
 	GRIM_STAT_RX_STREAMS_EXPIRED,
 	GRIM_STAT_CWND_CUTS,
 	GRIM_STAT_TX_QDISC_DROPS,
+	GRIM_STAT_REASM_QUERIES,
 	GRIM_STAT_MAX
 };
 
@@ -612,6 +613,8 @@ struct grim_rxs *grim_rxs_find(struct grim_peer *peer, u16 src_chan,
 void grim_rxs_acked(struct grim_rxs *rxs);
 void grim_ack_timer(struct timer_list *t);
 void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout);
+void grim_rx_denied(struct grim_ni *ni, struct grim_peer *peer,
+		    const struct grim_ctl_msg *cm);
 void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 		   const struct grim_ctl_msg *cm);
 void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,

@@ -215,13 +215,15 @@ static bool grim_rxs_quiet(const struct grim_rxs *rxs)
 }
 
 /* Forget receive streams no DATA or ABORT frame came for in @idle (twice
- * dead_ms, at least GRIM_RXS_EXPIRE_MIN).  Their senders have nothing
- * unacknowledged on them: a sender sends again what is not acknowledged
- * at least once a second (probe, timeout, refusal back-off, ABORT), and
- * a peer silent for dead_ms is down, its session over.  So the sender saw everything taken, and if
- * it uses the stream again the REJECT STALE it meets sends nothing
- * twice.  This bounds what a peer that never closes its streams holds.
- * From the hello timer.
+ * dead_ms, at least GRIM_RXS_EXPIRE_MIN) and that hold no reassembly.
+ * A sender that is up sends again what is not acknowledged at least once
+ * a second (probe, timeout, refusal back-off, ABORT), and a peer silent
+ * for dead_ms is down, its session over: such a stream has, unless its
+ * path lost all of that for @idle, nothing on the way, and if it is used
+ * again the REJECT STALE its sender meets sends nothing twice.  A stream
+ * holding part of a message stays until its sender denies it
+ * (grim_peer_expire_reasm()) or the session ends.  This bounds what a
+ * peer that never closes its streams holds.  From the hello timer.
  */
 void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle)
 {
@@ -229,7 +231,9 @@ void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle)
 
 	spin_lock_bh(&peer->lock);
 	list_for_each_entry_safe(rxs, tmp, &peer->rxs_list, plink) {
-		if (time_after(jiffies, rxs->last_rx + idle)) {
+		/* A reassembly goes only when its sender denies it. */
+		if (time_after(jiffies, rxs->last_rx + idle) &&
+		    list_empty(&rxs->reasm_link)) {
 			grim_count(peer->ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
 			grim_rxs_free(rxs);
 		}
@@ -399,9 +403,11 @@ void grim_ack_timer(struct timer_list *t)
 	grim_peer_unlock_bh(peer);
 }
 
-/* ACK, NACK or REJECT @seq of stream @rxs.  Peer lock held. */
-static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
-			  struct grim_rxs *rxs, u8 type, u32 seq)
+/* ACK, NACK or REJECT @seq of stream @rxs, with link header @xflags.
+ * Peer lock held.
+ */
+static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
+			    struct grim_rxs *rxs, u8 type, u32 seq, u8 xflags)
 {
 	bool sack = type == GRIM_FT_ACK && !skb_queue_empty(&rxs->ooo);
 	bool rej = type == GRIM_FT_REJECT;
@@ -415,6 +421,7 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			     (rej ? sizeof(struct grim_reject) : 0));
 	if (!skb)
 		return;
+	((struct grim_link_hdr *)skb->data)->xflags |= xflags;
 	/* The round trip of the frame taken last in sequence. */
 	((struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN))->tsecr =
 		htonl(rxs->ts_recent);
@@ -442,6 +449,12 @@ static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	grim_peer_xmit(peer, skb);
 	if (type == GRIM_FT_ACK)
 		grim_rxs_acked(rxs);
+}
+
+static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
+			  struct grim_rxs *rxs, u8 type, u32 seq)
+{
+	grim_send_ctl_x(ni, peer, rxs, type, seq, 0);
 }
 
 /* Hand a complete message to @ep, in place of the @reserved bytes it
@@ -509,28 +522,57 @@ void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 	rxs->reason = reason;
 }
 
-/* Give up reassemblies whose stream received no frame for @timeout
- * jiffies: their room goes back to the endpoint, the rest of their frames
- * is taken and the message rejected at its last frame.  A sender that is
- * up sends again what is not acknowledged at least every GRIM_MAX_RTO_MS,
- * so any frame of the stream, a duplicate or one past a gap included,
- * shows that the message is still coming: on a loaded path a hole may
- * take several timeouts to fill.  From the hello timer.
+/* Ask after reassemblies whose stream received no frame for @timeout
+ * jiffies.  A sender that is up sends again what is not acknowledged at
+ * least every GRIM_MAX_RTO_MS, but a loaded path can lose every one of
+ * those for longer than dead_ms while the peer's other frames get
+ * through: silence alone does not tell a message still coming from one
+ * whose sender forgot it (or never had it: a forged first frame).  So
+ * the receiver asks, once a hello interval: an ACK flagged
+ * GRIM_XF_QUERY.  A sender that has the stream takes it as an ACK and
+ * resends its oldest frame; one that has not answers with an ABORT
+ * flagged GRIM_XF_QUERY (grim_rx_denied()).  A reassembly is so given
+ * up only when its sender says so, or with its peer's session.  From
+ * the hello timer.
  */
 void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
 {
-	struct grim_rxs *rxs, *tmp;
+	struct grim_rxs *rxs;
 
 	spin_lock_bh(&peer->lock);
-	list_for_each_entry_safe(rxs, tmp, &peer->reasm_list, reasm_link) {
-		if (time_before(jiffies, rxs->last_rx + timeout))
+	list_for_each_entry(rxs, &peer->reasm_list, reasm_link) {
+		if (time_before(jiffies, rxs->last_rx + timeout) ||
+		    peer->state != GRIM_PEER_UP)
 			continue;
-		grim_count(peer->ni, peer, GRIM_STAT_REASM_TIMEOUTS);
-		grim_rxs_abort(rxs);
-		rxs->state = GRIM_RX_DISCARD;
-		rxs->reason = GRIM_REJ_TIMEOUT;
+		grim_count(peer->ni, peer, GRIM_STAT_REASM_QUERIES);
+		grim_send_ctl_x(peer->ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt,
+				GRIM_XF_QUERY);
 	}
 	grim_peer_unlock_bh(peer);
+}
+
+/* An ABORT flagged GRIM_XF_QUERY: the sender has no stream of these
+ * channels and incarnation.  Give up what we hold of it, if we asked:
+ * a stream that is not silent, or holds no reassembly, is not touched.
+ * Peer lock held.
+ */
+void grim_rx_denied(struct grim_ni *ni, struct grim_peer *peer,
+		    const struct grim_ctl_msg *cm)
+{
+	struct grim_rxs *rxs;
+
+	rxs = grim_rxs_find(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
+	if (!rxs || rxs->inc != ntohl(cm->inc) ||
+	    list_empty(&rxs->reasm_link) || !grim_rxs_quiet(rxs)) {
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+		return;
+	}
+	grim_count(ni, peer, GRIM_STAT_REASM_TIMEOUTS);
+	trace_grim_reasm_timeout(peer->node, rxs->src_chan, rxs->dst_chan,
+				 rxs->rcv_nxt, rxs->reasm_got, rxs->reasm_want,
+				 jiffies_to_msecs(jiffies - rxs->last_rx),
+				 jiffies_to_msecs(jiffies - peer->last_rx));
+	grim_rxs_free(rxs);
 }
 
 /* What grim_rx_first() did with a frame, besides a stat to drop it by. */

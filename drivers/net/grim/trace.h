@@ -68,6 +68,36 @@ DEFINE_EVENT(grim_seq, grim_retransmit,
 	     TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
 	     TP_ARGS(node, src, dst, seq));
 
+/* The reassembly of a message from @node on src->dst was given up, its
+ * sender having denied the stream: no frame of it for @silent_ms (of the
+ * peer: @peer_silent_ms), @got of its @want bytes, frame @seq expected.
+ */
+TRACE_EVENT(grim_reasm_timeout,
+	    TP_PROTO(u32 node, u16 src, u16 dst, u32 seq, u32 got, u32 want,
+		     u32 silent_ms, u32 peer_silent_ms),
+	    TP_ARGS(node, src, dst, seq, got, want, silent_ms, peer_silent_ms),
+	    TP_STRUCT__entry(__field(u32, node)
+			     __field(u16, src)
+			     __field(u16, dst)
+			     __field(u32, seq)
+			     __field(u32, got)
+			     __field(u32, want)
+			     __field(u32, silent_ms)
+			     __field(u32, peer_silent_ms)),
+	    TP_fast_assign(__entry->node = node;
+			   __entry->src = src;
+			   __entry->dst = dst;
+			   __entry->seq = seq;
+			   __entry->got = got;
+			   __entry->want = want;
+			   __entry->silent_ms = silent_ms;
+			   __entry->peer_silent_ms = peer_silent_ms;),
+	    TP_printk("node=%u chan=%u->%u seq=%u got=%u/%u silent=%ums peer_silent=%ums",
+		      __entry->node, __entry->src, __entry->dst, __entry->seq,
+		      __entry->got, __entry->want, __entry->silent_ms,
+		      __entry->peer_silent_ms)
+);
+
 TRACE_EVENT(grim_peer_state,
 	    TP_PROTO(u32 node, int state),
 	    TP_ARGS(node, state),

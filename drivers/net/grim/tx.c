@@ -1071,6 +1071,26 @@ out:
 	grim_peer_unlock_bh(peer);
 }
 
+/* The receiver of a stream we have no incarnation @cm->inc of asks
+ * after a message it holds part of (GRIM_XF_QUERY): none is coming, say
+ * so with an ABORT flagged the same way.  Peer lock held.
+ */
+static void grim_tx_deny(struct grim_ni *ni, struct grim_peer *peer,
+			 const struct grim_ctl_msg *cm)
+{
+	struct sk_buff *skb;
+
+	skb = grim_ctl_frame(ni, peer, GRIM_FT_ABORT, 0, ntohs(cm->dst_chan),
+			     ntohs(cm->src_chan), ntohl(cm->seq),
+			     ntohl(cm->inc), 0);
+	if (!skb)
+		return;		/* it asks again */
+	((struct grim_link_hdr *)skb->data)->xflags |= GRIM_XF_QUERY;
+	grim_frame_finish(skb);
+	grim_count(ni, peer, GRIM_STAT_TX_ABORTS);
+	grim_peer_xmit(peer, skb);
+}
+
 /* An ACK or NACK for one of our streams.  Peer lock held.  An ACK
  * @piggybacked on a data frame repeats itself on every frame of the
  * reverse stream: it counts only when it moves, never as a duplicate.
@@ -1081,18 +1101,20 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 {
 	u32 seq = ntohl(cm->seq);
 	struct grim_txs *txs;
-	bool timed;
+	bool timed, query;
 
 	/* Their source channel is our destination channel. */
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
-	if (!txs) {
-		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
-		return;
-	}
-	if (ntohl(cm->inc) != txs->inc) {
-		/* About an incarnation that is gone. */
-		if (!piggybacked)
+	query = !piggybacked && lh->type == GRIM_FT_ACK &&
+		lh->xflags & GRIM_XF_QUERY;
+	if (!txs || ntohl(cm->inc) != txs->inc) {
+		/* About an incarnation that is gone, or never was. */
+		if (query)
+			grim_tx_deny(ni, peer, cm);
+		if (!txs)
+			grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+		else if (!piggybacked)
 			grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
 		return;
 	}
@@ -1132,6 +1154,14 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	}
 	grim_count(ni, peer, GRIM_STAT_RX_ACKS);
 	if (seq == txs->snd_una) {
+		struct sk_buff *head = skb_peek(&txs->frames);
+
+		if (query && head && !txs->held &&
+		    GRIM_FRAME_CB(head)->seq == seq) {
+			/* The receiver has waited for it for dead_ms. */
+			grim_txs_resend(txs, head, true);
+			return;
+		}
 		if (txs->snd_nxt == txs->snd_una || txs->held)
 			return;
 		if (txs->fast) {

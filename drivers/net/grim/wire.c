@@ -614,7 +614,9 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 		grim_peer_unlock(peer);
 		return NET_RX_SUCCESS;
 	}
-	if (lh->type == GRIM_FT_ABORT)
+	if (lh->type == GRIM_FT_ABORT && lh->xflags & GRIM_XF_QUERY)
+		grim_rx_denied(ni, peer, (const struct grim_ctl_msg *)(lh + 1));
+	else if (lh->type == GRIM_FT_ABORT)
 		grim_rx_abort(ni, peer, (const struct grim_ctl_msg *)(lh + 1));
 	else if (lh->type == GRIM_FT_CLOSE)
 		grim_rx_close(ni, peer, (const struct grim_ctl_msg *)(lh + 1));

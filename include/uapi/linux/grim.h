@@ -133,7 +133,7 @@ enum grim_frame_type {
 	GRIM_FT_CLOSED	= 8,	/* the receiver forgot it */
 };
 
-#define GRIM_WIRE_VERSION	6
+#define GRIM_WIRE_VERSION	7
 
 /* The frame check (link header csum) is CRC32C over the frame's bytes from
  * offset GRIM_CRC_SPLIT to its end, then over bytes 0 .. GRIM_CRC_SPLIT - 1
@@ -173,6 +173,13 @@ enum grim_frame_type {
 #define GRIM_XF_AUTH	0x02	/* the frame ends in a struct grim_auth and
 				 * a GRIM_AUTH_TAG_LEN-byte tag; the csum
 				 * field is zero
+				 */
+#define GRIM_XF_QUERY	0x04	/* ACK: the receiver holds part of a
+				 * message and has heard nothing of the
+				 * stream for dead_ms: is it still coming?
+				 * ABORT: the answer of a sender that has no
+				 * such stream (channels and incarnation):
+				 * the receiver drops what it holds of it
 				 */
 
 struct grim_link_hdr {
@@ -267,7 +274,8 @@ struct grim_sack {
 enum grim_reject_reason {
 	GRIM_REJ_NO_PORT	= 1,	/* no endpoint is bound to dst_chan */
 	GRIM_REJ_TIMEOUT	= 2,	/* its reassembly stalled, and was
-					 * given up
+					 * given up (not sent since wire
+					 * version 7: GRIM_XF_QUERY instead)
 					 */
 	GRIM_REJ_ABORTED	= 3,	/* the answer to an ABORT */
 	GRIM_REJ_NO_STREAM	= 4,	/* no room for another stream */
