@@ -8,8 +8,10 @@
 # whose other frames never come (grim_inject -m reasm, from a host that
 # knows the session) pin the endpoint's receive buffer: a real 64000-byte
 # message is refused meanwhile.  After dead_ms without progress the NI
-# gives each reassembly up and its room back; the real messages then
-# flow, every one of them, in order.
+# asks host 1, the sender the frames name, after each reassembly; host 1
+# has no such stream and says so, and the NI gives each reassembly up and
+# its room back; the real messages then flow, every one of them, in
+# order.
 
 source "$(dirname "$0")/lib.sh"
 require_root

@@ -86,7 +86,8 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_RX_STREAMS_EXPIRED] = "rx_streams_expired",
 	[GRIM_STAT_CWND_CUTS] = "tx_cwnd_cuts",
 	[GRIM_STAT_TX_QDISC_DROPS] = "tx_qdisc_drops",
-	[GRIM_STAT_REASM_QUERIES] = "rx_reassembly_queries",
+	[GRIM_STAT_STREAM_QUERIES] = "rx_stream_queries",
+	[GRIM_STAT_TX_DENIALS] = "tx_stream_denials",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop

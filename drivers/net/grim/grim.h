@@ -71,6 +71,11 @@
  * unacknowledged waits before it sends again (GRIM_MAX_RTO_MS).
  */
 #define GRIM_RXS_EXPIRE_MIN	(5 * HZ)
+/* A reassembly whose stream stays silent this many dead_ms, every query
+ * after it unanswered, is given up (rx.c): a sender that never answers
+ * must not hold a receiver's room for good.
+ */
+#define GRIM_REASM_PATIENCE	4
 /* Buckets the stream tables start with and never go below. */
 #define GRIM_STREAM_TABLE_MIN	16384
 /* Stream incarnations a receiver remembers per peer (see rx.c). */
@@ -162,7 +167,8 @@ enum grim_stat {
 	GRIM_STAT_RX_STREAMS_EXPIRED,
 	GRIM_STAT_CWND_CUTS,
 	GRIM_STAT_TX_QDISC_DROPS,
-	GRIM_STAT_REASM_QUERIES,
+	GRIM_STAT_STREAM_QUERIES,
+	GRIM_STAT_TX_DENIALS,
 	GRIM_STAT_MAX
 };
 
@@ -200,6 +206,7 @@ struct grim_txs {
 	u16 dst_chan;
 	u32 inc;		/* incarnation, never 0 */
 	unsigned long idle_since;	/* jiffies: the last frame was ACKed */
+	unsigned long queried;		/* jiffies: resent for a query */
 	bool closing;		/* CLOSE sent, waiting for CLOSED */
 	bool reaped;		/* unhashed: freed by the reap work */
 	struct rcu_head rcu;
@@ -621,7 +628,8 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 		   const struct grim_ctl_msg *cm);
 void grim_rxs_free(struct grim_rxs *rxs);
 void grim_peer_inc_reset(struct grim_peer *peer);
-void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle);
+void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle,
+			  unsigned long dead);
 extern const struct rhashtable_params grim_rxs_params;
 
 /* auth.c */

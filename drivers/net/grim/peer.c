@@ -788,7 +788,8 @@ void grim_hello_timer(struct timer_list *t)
 				grim_peer_expire_reasm(peer, dead);
 			if (!list_empty_careful(&peer->rxs_list))
 				grim_peer_expire_rxs(peer, max(2 * dead,
-							       GRIM_RXS_EXPIRE_MIN));
+							       GRIM_RXS_EXPIRE_MIN),
+						     dead);
 			if (peer == ni->self)
 				continue;
 			spin_lock_bh(&peer->lock);

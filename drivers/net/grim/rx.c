@@ -16,15 +16,16 @@
  * reassembly the endpoint made room for: an ACK is never taken back.
  *
  * A message that cannot be delivered (no endpoint is bound to its port,
- * or its stream went silent for dead_ms during its reassembly, which was
- * given up and its room given back) is consumed frame by frame up to
- * its last frame, which is not taken: a REJECT names it instead, and the
- * sender fails that message and goes on with the next frame flagged
- * GRIM_XF_SKIP.  So the last frame of a message is ACKed only when the
- * message was delivered.  The ACK of a completed message waits
- * GRIM_ACK_DELAY for a data frame going back on the reverse stream to
- * carry it; every GRIM_ACK_EVERY frames, on a closed gap, on duplicates
- * and when the sender asks (its window is full) it goes at once.
+ * or its reassembly was given up and its room given back: its stream
+ * silent for GRIM_REASM_PATIENCE times dead_ms with no answer to the
+ * receiver's queries) is consumed frame by frame up to its last frame,
+ * which is not taken: a REJECT names it instead, and the sender fails
+ * that message and goes on with the next frame flagged GRIM_XF_SKIP.
+ * So the last frame of a message is ACKed only when the message was
+ * delivered.  The ACK of a completed message waits GRIM_ACK_DELAY for a
+ * data frame going back on the reverse stream to carry it; every
+ * GRIM_ACK_EVERY frames, on a closed gap, on duplicates and when the
+ * sender asks (its window is full) it goes at once.
  */
 #include <linux/bitmap.h>
 #include <linux/netdevice.h>
@@ -214,29 +215,41 @@ static bool grim_rxs_quiet(const struct grim_rxs *rxs)
 			  msecs_to_jiffies(READ_ONCE(rxs->peer->ni->dead_ms)));
 }
 
-/* Forget receive streams no DATA or ABORT frame came for in @idle (twice
- * dead_ms, at least GRIM_RXS_EXPIRE_MIN) and that hold no reassembly.
- * A sender that is up sends again what is not acknowledged at least once
- * a second (probe, timeout, refusal back-off, ABORT), and a peer silent
- * for dead_ms is down, its session over: such a stream has, unless its
- * path lost all of that for @idle, nothing on the way, and if it is used
- * again the REJECT STALE its sender meets sends nothing twice.  A stream
- * holding part of a message stays until its sender denies it
- * (grim_peer_expire_reasm()) or the session ends.  This bounds what a
- * peer that never closes its streams holds.  From the hello timer.
+static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
+			    struct grim_rxs *rxs, u8 type, u32 seq, u8 xflags);
+
+/* Forget receive streams that hold no reassembly and that no DATA or
+ * ABORT frame came for in @idle (twice dead_ms, at least
+ * GRIM_RXS_EXPIRE_MIN).  A sender that is up sends again what is not
+ * acknowledged at least once a second, but a loaded path can lose all of
+ * that for as long, and a stream forgotten with frames on the way fails
+ * their messages (REJECT STALE).  So the receiver first asks, as for a
+ * reassembly (grim_peer_expire_reasm()), for twice @dead more: a sender
+ * with frames on the way resends, one with nothing unacknowledged or no
+ * such stream says so (grim_rx_denied()) and the stream goes at once.
+ * Unanswered, it goes after that.  This bounds what a peer that never
+ * closes its streams holds.  From the hello timer.
  */
-void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle)
+void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle,
+			  unsigned long dead)
 {
 	struct grim_rxs *rxs, *tmp;
 
 	spin_lock_bh(&peer->lock);
 	list_for_each_entry_safe(rxs, tmp, &peer->rxs_list, plink) {
-		/* A reassembly goes only when its sender denies it. */
-		if (time_after(jiffies, rxs->last_rx + idle) &&
-		    list_empty(&rxs->reasm_link)) {
-			grim_count(peer->ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
-			grim_rxs_free(rxs);
+		/* A reassembly has its own rules (grim_peer_expire_reasm()). */
+		if (!list_empty(&rxs->reasm_link) ||
+		    time_before_eq(jiffies, rxs->last_rx + idle))
+			continue;
+		if (peer->state == GRIM_PEER_UP &&
+		    time_before(jiffies, rxs->last_rx + idle + 2 * dead)) {
+			grim_count(peer->ni, peer, GRIM_STAT_STREAM_QUERIES);
+			grim_send_ctl_x(peer->ni, peer, rxs, GRIM_FT_ACK,
+					rxs->rcv_nxt, GRIM_XF_QUERY);
+			continue;
 		}
+		grim_count(peer->ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
+		grim_rxs_free(rxs);
 	}
 	grim_peer_unlock_bh(peer);
 }
@@ -522,39 +535,62 @@ void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 	rxs->reason = reason;
 }
 
+static void grim_rxs_trace_give_up(const struct grim_rxs *rxs)
+{
+	trace_grim_reasm_timeout(rxs->peer->node, rxs->src_chan,
+				 rxs->dst_chan, rxs->rcv_nxt, rxs->reasm_got,
+				 rxs->reasm_want,
+				 jiffies_to_msecs(jiffies - rxs->last_rx),
+				 jiffies_to_msecs(jiffies - rxs->peer->last_rx));
+}
+
 /* Ask after reassemblies whose stream received no frame for @timeout
- * jiffies.  A sender that is up sends again what is not acknowledged at
- * least every GRIM_MAX_RTO_MS, but a loaded path can lose every one of
- * those for longer than dead_ms while the peer's other frames get
- * through: silence alone does not tell a message still coming from one
- * whose sender forgot it (or never had it: a forged first frame).  So
- * the receiver asks, once a hello interval: an ACK flagged
- * GRIM_XF_QUERY.  A sender that has the stream takes it as an ACK and
- * resends its oldest frame; one that has not answers with an ABORT
- * flagged GRIM_XF_QUERY (grim_rx_denied()).  A reassembly is so given
- * up only when its sender says so, or with its peer's session.  From
- * the hello timer.
+ * (dead_ms) jiffies.  A sender that is up sends again what is not
+ * acknowledged at least every GRIM_MAX_RTO_MS, but a loaded path can
+ * lose every one of those for longer than dead_ms while the peer's
+ * other frames get through: silence alone does not tell a message still
+ * coming from one whose sender forgot it (or never had it: a forged
+ * first frame).  So the receiver asks, once a hello interval: an ACK
+ * flagged GRIM_XF_QUERY.  A sender that has the stream resends the frame
+ * asked for; one that has not answers with an ABORT flagged
+ * GRIM_XF_QUERY (grim_rx_denied()).  A sender that never answers, and
+ * whose stream stays silent GRIM_REASM_PATIENCE times as long, loses the
+ * reassembly all the same: its room goes back to the endpoint, the rest
+ * of its frames is taken and the message rejected at its last frame
+ * (ETIMEDOUT at the sender).  From the hello timer.
  */
 void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
 {
-	struct grim_rxs *rxs;
+	struct grim_rxs *rxs, *tmp;
 
 	spin_lock_bh(&peer->lock);
-	list_for_each_entry(rxs, &peer->reasm_list, reasm_link) {
-		if (time_before(jiffies, rxs->last_rx + timeout) ||
-		    peer->state != GRIM_PEER_UP)
+	if (peer->state != GRIM_PEER_UP)
+		goto out;
+	list_for_each_entry_safe(rxs, tmp, &peer->reasm_list, reasm_link) {
+		if (time_before(jiffies, rxs->last_rx + timeout))
 			continue;
-		grim_count(peer->ni, peer, GRIM_STAT_REASM_QUERIES);
-		grim_send_ctl_x(peer->ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt,
-				GRIM_XF_QUERY);
+		if (time_before(jiffies, rxs->last_rx +
+				GRIM_REASM_PATIENCE * timeout)) {
+			grim_count(peer->ni, peer, GRIM_STAT_STREAM_QUERIES);
+			grim_send_ctl_x(peer->ni, peer, rxs, GRIM_FT_ACK,
+					rxs->rcv_nxt, GRIM_XF_QUERY);
+			continue;
+		}
+		grim_count(peer->ni, peer, GRIM_STAT_REASM_TIMEOUTS);
+		grim_rxs_trace_give_up(rxs);
+		grim_rxs_abort(rxs);
+		rxs->state = GRIM_RX_DISCARD;
+		rxs->reason = GRIM_REJ_TIMEOUT;
 	}
+out:
 	grim_peer_unlock_bh(peer);
 }
 
 /* An ABORT flagged GRIM_XF_QUERY: the sender has no stream of these
- * channels and incarnation.  Give up what we hold of it, if we asked:
- * a stream that is not silent, or holds no reassembly, is not touched.
- * Peer lock held.
+ * channels and incarnation, or nothing for it from the frame we asked
+ * for.  Forget the stream, and give up what it holds, if we asked: a
+ * stream that is not silent or has moved since is not touched.  Peer
+ * lock held.
  */
 void grim_rx_denied(struct grim_ni *ni, struct grim_peer *peer,
 		    const struct grim_ctl_msg *cm)
@@ -563,15 +599,16 @@ void grim_rx_denied(struct grim_ni *ni, struct grim_peer *peer,
 
 	rxs = grim_rxs_find(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
 	if (!rxs || rxs->inc != ntohl(cm->inc) ||
-	    list_empty(&rxs->reasm_link) || !grim_rxs_quiet(rxs)) {
+	    rxs->rcv_nxt != ntohl(cm->seq) || !grim_rxs_quiet(rxs)) {
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
 		return;
 	}
-	grim_count(ni, peer, GRIM_STAT_REASM_TIMEOUTS);
-	trace_grim_reasm_timeout(peer->node, rxs->src_chan, rxs->dst_chan,
-				 rxs->rcv_nxt, rxs->reasm_got, rxs->reasm_want,
-				 jiffies_to_msecs(jiffies - rxs->last_rx),
-				 jiffies_to_msecs(jiffies - peer->last_rx));
+	if (!list_empty(&rxs->reasm_link)) {
+		grim_count(ni, peer, GRIM_STAT_REASM_TIMEOUTS);
+		grim_rxs_trace_give_up(rxs);
+	} else {
+		grim_count(ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
+	}
 	grim_rxs_free(rxs);
 }
 

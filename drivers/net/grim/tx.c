@@ -1071,9 +1071,10 @@ out:
 	grim_peer_unlock_bh(peer);
 }
 
-/* The receiver of a stream we have no incarnation @cm->inc of asks
- * after a message it holds part of (GRIM_XF_QUERY): none is coming, say
- * so with an ABORT flagged the same way.  Peer lock held.
+/* The receiver of a stream we have no incarnation @cm->inc of, or whose
+ * frame @cm->seq we never sent, asks after a message it holds part of
+ * (GRIM_XF_QUERY): none is coming, say so with an ABORT flagged the same
+ * way.  Peer lock held.
  */
 static void grim_tx_deny(struct grim_ni *ni, struct grim_peer *peer,
 			 const struct grim_ctl_msg *cm)
@@ -1087,7 +1088,7 @@ static void grim_tx_deny(struct grim_ni *ni, struct grim_peer *peer,
 		return;		/* it asks again */
 	((struct grim_link_hdr *)skb->data)->xflags |= GRIM_XF_QUERY;
 	grim_frame_finish(skb);
-	grim_count(ni, peer, GRIM_STAT_TX_ABORTS);
+	grim_count(ni, peer, GRIM_STAT_TX_DENIALS);
 	grim_peer_xmit(peer, skb);
 }
 
@@ -1119,6 +1120,9 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 	if (grim_seq_after(seq, txs->next_sent)) {
+		/* The receiver holds frames we never sent. */
+		if (query)
+			grim_tx_deny(ni, peer, cm);
 		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
@@ -1156,10 +1160,23 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	if (seq == txs->snd_una) {
 		struct sk_buff *head = skb_peek(&txs->frames);
 
-		if (query && head && !txs->held &&
-		    GRIM_FRAME_CB(head)->seq == seq) {
-			/* The receiver has waited for it for dead_ms. */
-			grim_txs_resend(txs, head, true);
+		if (query) {
+			/* The receiver has waited for it for dead_ms: send
+			 * it now, once a retransmission timeout at most
+			 * (queries are cheap to forge, frames are not).
+			 * With nothing unacknowledged, it may forget the
+			 * stream: say so.
+			 */
+			if (!head && seq == txs->next_sent) {
+				grim_tx_deny(ni, peer, cm);
+			} else if (head && !txs->held &&
+				   GRIM_FRAME_CB(head)->seq == seq &&
+				   (!txs->queried ||
+				    time_after(jiffies,
+					       txs->queried + txs->rto))) {
+				txs->queried = jiffies;
+				grim_txs_resend(txs, head, true);
+			}
 			return;
 		}
 		if (txs->snd_nxt == txs->snd_una || txs->held)

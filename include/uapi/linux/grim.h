@@ -178,8 +178,9 @@ enum grim_frame_type {
 				 * message and has heard nothing of the
 				 * stream for dead_ms: is it still coming?
 				 * ABORT: the answer of a sender that has no
-				 * such stream (channels and incarnation):
-				 * the receiver drops what it holds of it
+				 * such stream (channels and incarnation),
+				 * or never sent that frame: the receiver
+				 * drops what it holds of it
 				 */
 
 struct grim_link_hdr {
@@ -273,9 +274,10 @@ struct grim_sack {
  */
 enum grim_reject_reason {
 	GRIM_REJ_NO_PORT	= 1,	/* no endpoint is bound to dst_chan */
-	GRIM_REJ_TIMEOUT	= 2,	/* its reassembly stalled, and was
-					 * given up (not sent since wire
-					 * version 7: GRIM_XF_QUERY instead)
+	GRIM_REJ_TIMEOUT	= 2,	/* its reassembly stalled, its
+					 * sender never answering the
+					 * receiver's GRIM_XF_QUERY, and was
+					 * given up
 					 */
 	GRIM_REJ_ABORTED	= 3,	/* the answer to an ABORT */
 	GRIM_REJ_NO_STREAM	= 4,	/* no room for another stream */
