@@ -70,7 +70,7 @@ pretty "$NS" "ethtool -i"
 out=$(check_ok ip netns exec "$NS" ethtool -i grim0)
 echo "$out"
 check_match "$out" "driver: grim" "driver"
-check_match "$out" "firmware-version: grim-wire-6" "firmware version"
+check_match "$out" "firmware-version: grim-wire-7" "firmware version"
 check_match "$out" "bus-info: veth0" "bus-info is the lower device"
 
 pretty "$NS" "ethtool -g/-G: the TX window and the RX hold"
