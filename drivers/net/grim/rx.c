@@ -218,6 +218,18 @@ static bool grim_rxs_quiet(const struct grim_rxs *rxs)
 static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
 			    struct grim_rxs *rxs, u8 type, u32 seq, u8 xflags);
 
+/* Ask @rxs's sender whether it still has the frame the stream waits for:
+ * an ACK of what arrived, flagged GRIM_XF_QUERY.  Peer lock held.
+ */
+static void grim_rxs_query(struct grim_rxs *rxs)
+{
+	struct grim_peer *peer = rxs->peer;
+
+	grim_count(peer->ni, peer, GRIM_STAT_STREAM_QUERIES);
+	grim_send_ctl_x(peer->ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt,
+			GRIM_XF_QUERY);
+}
+
 /* Forget receive streams that hold no reassembly and that no DATA or
  * ABORT frame came for in @idle (twice dead_ms, at least
  * GRIM_RXS_EXPIRE_MIN).  A sender that is up sends again what is not
@@ -243,9 +255,7 @@ void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle,
 			continue;
 		if (peer->state == GRIM_PEER_UP &&
 		    time_before(jiffies, rxs->last_rx + idle + 2 * dead)) {
-			grim_count(peer->ni, peer, GRIM_STAT_STREAM_QUERIES);
-			grim_send_ctl_x(peer->ni, peer, rxs, GRIM_FT_ACK,
-					rxs->rcv_nxt, GRIM_XF_QUERY);
+			grim_rxs_query(rxs);
 			continue;
 		}
 		grim_count(peer->ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
@@ -571,9 +581,7 @@ void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
 			continue;
 		if (time_before(jiffies, rxs->last_rx +
 				GRIM_REASM_PATIENCE * timeout)) {
-			grim_count(peer->ni, peer, GRIM_STAT_STREAM_QUERIES);
-			grim_send_ctl_x(peer->ni, peer, rxs, GRIM_FT_ACK,
-					rxs->rcv_nxt, GRIM_XF_QUERY);
+			grim_rxs_query(rxs);
 			continue;
 		}
 		grim_count(peer->ni, peer, GRIM_STAT_REASM_TIMEOUTS);
