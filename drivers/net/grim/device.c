@@ -88,6 +88,7 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_TX_QDISC_DROPS] = "tx_qdisc_drops",
 	[GRIM_STAT_STREAM_QUERIES] = "rx_stream_queries",
 	[GRIM_STAT_TX_DENIALS] = "tx_stream_denials",
+	[GRIM_STAT_PEER_PROBES] = "tx_peer_probes",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop

@@ -5,7 +5,10 @@
  * Peers are found by hello frames broadcast on the lower device every
  * hello_ms; any valid frame from a peer proves it alive, and a peer heard
  * from for none of dead_ms is declared down: its queued messages fail
- * with EHOSTUNREACH.
+ * with EHOSTUNREACH.  Broadcasts are the first frames a busy queue or a
+ * switch's storm control drops, so a peer that missed a hello (silent
+ * for 1.5 hello_ms) is also asked directly, once a hello interval, with
+ * a unicast probe it must answer.
  *
  * Sessions (the seed's pair-sequencing reset): each side keeps a
  * generation per peer, lgen, and learns the peer's, rgen.  Every frame
@@ -750,11 +753,14 @@ static void grim_ni_fail_all(struct grim_ni *ni, int err)
 	rcu_read_unlock();
 }
 
-/* Every hello_ms: announce ourselves, probe new peers, reap silent ones. */
+/* Every hello_ms: announce ourselves, probe new and silent peers, reap
+ * dead ones.
+ */
 void grim_hello_timer(struct timer_list *t)
 {
 	struct grim_ni *ni = from_timer(ni, t, hello_timer);
 	unsigned long dead = msecs_to_jiffies(ni->dead_ms);
+	unsigned long missed = msecs_to_jiffies(READ_ONCE(ni->hello_ms) * 3 / 2);
 	struct grim_peer *peer;
 	bool stale;
 	int i;
@@ -796,10 +802,15 @@ void grim_hello_timer(struct timer_list *t)
 			stale = grim_peer_stale(peer, dead);
 			if (peer->dead || peer->state == GRIM_PEER_DOWN)
 				goto next;
-			if (time_after(jiffies, peer->last_rx + dead))
+			if (time_after(jiffies, peer->last_rx + dead)) {
 				grim_peer_down(ni, peer);
-			else if (peer->state == GRIM_PEER_NEW)
+			} else if (peer->state == GRIM_PEER_NEW) {
 				grim_send_probe(ni, peer, true);
+			} else if (time_after(jiffies, peer->last_rx + missed)) {
+				/* It missed a hello: ask it directly. */
+				grim_count(ni, peer, GRIM_STAT_PEER_PROBES);
+				grim_send_probe(ni, peer, true);
+			}
 next:
 			grim_peer_unlock_bh(peer);
 			if (stale)

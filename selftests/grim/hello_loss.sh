@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Liveness that does not rest on broadcasts.  A full queue on a loaded
+# host, or a switch's broadcast storm control, drops broadcast frames
+# first; an NI that heard of a peer only through its hellos declared it
+# down after dead_ms of them, while every unicast frame got through, and
+# failed its messages with EHOSTUNREACH.
+#
+# Two hosts drop every broadcast GRIM frame they receive (tc u32 on the
+# destination MAC) for three times dead_ms.  Each must keep the
+# other up by unicast probes (tx_peer_probes), and a message each way
+# must then arrive at once.  Then host 2 drops every GRIM frame from the
+# wire: host 1's NI is alive and answers probes, but nothing reaches
+# host 2, which must declare it down on time, neither early nor late.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd ethtool tc
+require_grim
+require_ip_grim
+require_grim_tool
+require_mod cls_u32
+
+HELLO_MS=250
+DEAD_MS=1000
+SILENT_S=3	# three times dead_ms with every hello lost
+
+# down_ms HOST NODE: ms until HOST's peer table holds NODE down (or -1).
+down_ms() {
+	local t0 t
+	t0=$(date +%s%N)
+	for ((t = 0; t < 200; t++)); do
+		grim_peers "$1" | grep -qx "$2 down" && {
+			echo $((($(date +%s%N) - t0) / 1000000))
+			return
+		}
+		sleep 0.05
+	done
+	echo -1
+}
+
+# dropped HOST: frames HOST's ingress filters dropped.
+dropped() {
+	tc -s -n "$(host "$1")" filter show dev eth0 ingress |
+		awk '/Sent [0-9]+ bytes [0-9]+ pkt/ { n += $4 } END { print n + 0 }'
+}
+
+pretty "" "2 hosts, hello $HELLO_MS ms, dead $DEAD_MS ms"
+setup_hosts 2
+grim_cluster 2
+for i in 1 2; do
+	ip -n "$(host $i)" link set grim0 type grim hello $HELLO_MS dead $DEAD_MS ||
+		fail "hello and dead on host $i"
+done
+wait_peer_up 1 2
+wait_peer_up 2 1
+bg nsx 2 "$RDM" recv -p 100 -n 1 -t 60
+r2=$!
+bg nsx 1 "$RDM" recv -p 100 -n 1 -t 60
+r1=$!
+wait_bound 2 100
+wait_bound 1 100
+
+pretty "" "both hosts drop every broadcast GRIM frame for $SILENT_S s"
+for i in 1 2; do
+	tc -n "$(host $i)" qdisc add dev eth0 clsact || fail "clsact on host $i"
+	# The destination MAC, before the network header: ff:ff:ff:ff:ff:ff.
+	tc -n "$(host $i)" filter add dev eth0 ingress protocol 0x88b5 u32 \
+		match u16 0xffff 0xffff at -14 \
+		match u32 0xffffffff 0xffffffff at -12 action drop || fail "u32 on host $i"
+done
+d1=$(stat 1 peer_down_events) d2=$(stat 2 peer_down_events)
+p1=$(stat 1 tx_peer_probes) p2=$(stat 2 tx_peer_probes)
+f1=$(stat 1 tx_msgs_failed) f2=$(stat 2 tx_msgs_failed)
+sleep $SILENT_S
+dropped=$(dropped 1)
+log "host 1 dropped $dropped broadcasts and sent $(($(stat 1 tx_peer_probes) - p1)) probes; host 2 sent $(($(stat 2 tx_peer_probes) - p2))"
+# The peer's hellos, 4 a second, met the filter.
+[ "$dropped" -ge $((SILENT_S * 1000 / HELLO_MS - 2)) ] ||
+	fail "host 1's filter dropped $dropped frames: the hellos did not meet it"
+check_eq "$(stat 1 peer_down_events)" "$d1" "peer-down events on host 1"
+check_eq "$(stat 2 peer_down_events)" "$d2" "peer-down events on host 2"
+grim_peers 1 | grep -qx "2 up" || fail "host 1 does not hold node 2 up"
+grim_peers 2 | grep -qx "1 up" || fail "host 2 does not hold node 1 up"
+# One side's probes keep both up (the answer proves it alive, the probe
+# the prober), so only their sum is known: at least one a second.
+probes=$(($(stat 1 tx_peer_probes) - p1 + $(stat 2 tx_peer_probes) - p2))
+[ $probes -ge $SILENT_S ] || fail "$probes probes in $SILENT_S s"
+
+pretty "" "a message each way, broadcasts still dropped"
+nsx 1 "$RDM" send -d 2 -p 100 -n 1 -M 3000 || fail "send 1 -> 2"
+nsx 2 "$RDM" send -d 1 -p 100 -n 1 -M 3000 || fail "send 2 -> 1"
+wait $r2 || fail "host 2 did not receive"
+wait $r1 || fail "host 1 did not receive"
+check_eq "$(stat 1 tx_msgs_failed)" "$f1" "messages failed on host 1"
+check_eq "$(stat 2 tx_msgs_failed)" "$f2" "messages failed on host 2"
+
+pretty "" "host 2 drops every GRIM frame: node 1 is down after dead_ms"
+tc -n "$(host 2)" filter add dev eth0 ingress protocol 0x88b5 u32 \
+	match u32 0 0 at 0 action drop || fail "u32 (all) on host 2"
+ms=$(down_ms 2 1)
+log "host 2 declared node 1 down $ms ms after its frames stopped (dead $DEAD_MS ms, hello $HELLO_MS ms)"
+[ "$ms" -ge 0 ] || fail "host 2 never declared node 1 down"
+# Down no sooner than dead_ms of silence (less the poll's granularity
+# and one hello tick's rounding), and at most one hello tick late, with
+# slack for a loaded emulated CPU.
+[ "$ms" -ge $((DEAD_MS - HELLO_MS)) ] || fail "down after $ms ms: too early"
+[ "$ms" -le $((DEAD_MS + HELLO_MS + 2000)) ] || fail "down after $ms ms: too late"
+
+for i in 1 2; do
+	tc -n "$(host $i)" qdisc del dev eth0 clsact || fail "clsact del on host $i"
+done
+check_dmesg
+exit 0
