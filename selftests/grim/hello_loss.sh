@@ -1,11 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Liveness that does not rest on broadcasts.  A full queue on a loaded
-# host, or a switch's broadcast storm control, drops broadcast frames
-# first; an NI that heard of a peer only through its hellos declared it
-# down after dead_ms of them, while every unicast frame got through, and
-# failed its messages with EHOSTUNREACH.
+# Liveness that does not rest on broadcasts.  A switch's broadcast storm
+# control drops broadcast frames alone; an NI that heard of a peer only
+# through its hellos declared it down after dead_ms of them, while every
+# unicast frame got through, and failed its messages with EHOSTUNREACH.
 #
 # Two hosts drop every broadcast GRIM frame they receive (tc u32 on the
 # destination MAC) for three times dead_ms.  Each must keep the

@@ -5,10 +5,10 @@
  * Peers are found by hello frames broadcast on the lower device every
  * hello_ms; any valid frame from a peer proves it alive, and a peer heard
  * from for none of dead_ms is declared down: its queued messages fail
- * with EHOSTUNREACH.  Broadcasts are the first frames a busy queue or a
- * switch's storm control drops, so a peer that missed a hello (silent
- * for 1.5 hello_ms) is also asked directly, once a hello interval, with
- * a unicast probe it must answer.
+ * with EHOSTUNREACH.  A switch's storm control drops broadcasts alone,
+ * and can drop every hello of a live peer, so a peer that missed a hello
+ * (silent for 1.5 hello_ms) is also asked directly, once a hello
+ * interval, with a unicast probe it must answer.
  *
  * Sessions (the seed's pair-sequencing reset): each side keeps a
  * generation per peer, lgen, and learns the peer's, rgen.  Every frame
