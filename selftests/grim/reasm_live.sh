@@ -163,11 +163,20 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 [ "$(rxq 2 102)" -ge 64000 ] || fail "the message's first frame did not reach host 2"
+# Host 2 gives the reassembly up after 4 times dead_ms of silence if its
+# queries go unanswered (here they are answered, but the answers are
+# dropped too): the filters must go well before that.  So nothing but
+# one look at the room between the sleep and their removal; the counters
+# are read once the message is in.
 sleep $BLOCK_S
 q=$(rxq 2 102)
+tc -n "$(host 2)" qdisc del dev eth0 clsact || fail "clsact del on host 2"
 [ "${q:-0}" -ge 64000 ] || fail "the reassembly lost its room while its sender was up" \
 	"($q bytes; $(stat 2 rx_stream_queries) queries," \
 	"$(stat 2 rx_reassembly_timeouts) given up)"
+wait $rpid || fail "the message did not arrive whole once the frames passed again:" \
+	"$(tail -2 "$rout"); host 1: $(nsx 1 ethtool -S grim0 | grep -v ': 0$' | tr -s ' \n' ' ');" \
+	"host 2: $(nsx 2 ethtool -S grim0 | grep -v ': 0$' | tr -s ' \n' ' ')"
 queries=$(($(stat 2 rx_stream_queries) - queries0))
 [ $queries -ge 2 ] || fail "host 2 did not ask after both silent streams ($queries queries)"
 check_eq $(($(stat 2 rx_reassembly_timeouts) - given0)) 0 \
@@ -175,12 +184,7 @@ check_eq $(($(stat 2 rx_reassembly_timeouts) - given0)) 0 \
 check_eq $(($(stat 1 peer_down_events) + $(stat 2 peer_down_events) - down0)) 0 \
 	"peer-down events while DATA frames were dropped"
 # A port 101 stream forgotten with frames on the way fails them.
-check_eq $(($(stat 1 tx_msgs_failed) - failed0)) 0 "messages failed on host 1 meanwhile"
-log "$queries queries in $BLOCK_S s of silence; the room is still held"
-tc -n "$(host 2)" qdisc del dev eth0 clsact || fail "clsact del on host 2"
-wait $rpid || fail "the message did not arrive whole once the frames passed again:" \
-	"$(tail -2 "$rout"); host 1: $(nsx 1 ethtool -S grim0 | grep -v ': 0$' | tr -s ' \n' ' ');" \
-	"host 2: $(nsx 2 ethtool -S grim0 | grep -v ': 0$' | tr -s ' \n' ' ')"
 check_eq $(($(stat 1 tx_msgs_failed) - failed0)) 0 "messages failed on host 1"
+log "$queries queries in $BLOCK_S s of silence; the room was held, the message came"
 check_dmesg
 exit 0
