@@ -20,6 +20,8 @@
 #
 # Environment: GRIM_TEST_TIMEOUT (per test, default 3600 s),
 # GRIM_TEST_RESTART_STREAMS (restart.sh's sockets, default 1000),
+# GRIM_TEST_SLOW (what the tests' time bounds are multiplied by, default
+# 5: the debug kernel runs about five times slower under TCG),
 # GRIM_VM_TIMEOUT (the whole VM, default 18000 s), GRIM_VM_MEM (3G),
 # GRIM_DEBUG_APPEND (kernel command line, default slub_debug=FZP), and
 # what scripts/vm-run.sh takes.  Results in .vm-out/<release>/ as for
@@ -238,6 +240,7 @@ GRIM_VM_APPEND=${GRIM_DEBUG_APPEND-slub_debug=FZP} \
 GRIM_TEST_TIMEOUT=${GRIM_TEST_TIMEOUT:-3600} \
 GRIM_VM_TIMEOUT=${GRIM_VM_TIMEOUT:-18000} \
 GRIM_TEST_RESTART_STREAMS=${GRIM_TEST_RESTART_STREAMS:-1000} \
+GRIM_TEST_SLOW=${GRIM_TEST_SLOW:-5} \
 GRIM_TEST_KMEMLEAK=1 GRIM_VM_LOG_IGNORE="$log_ignore" \
 	scripts/vm-run.sh "$@" 2>&1 | tee "$vlog" |
 	sed -u "s/^\([0-9]\+ passed, [0-9]\+ failed\)$/kernel $kv: \1/"

@@ -50,13 +50,16 @@ for h in 1 2; do
 	log "host $h: $(nsx "$h" ethtool -S grim0 | grep -E 'retransmit|fast|nacks|tx_frames|cwnd' | tr -s ' \n' ' ')"
 done
 log "host 3: $(nsx 3 ethtool -S grim0 | grep -E 'rx_(msgs|dup|out|drop_bad_checksum)' | tr -s ' \n' ' ')"
-check_eq "$(stat 3 rx_msgs)" "$TOTAL" "messages delivered"
-r=$(( $(stat 1 retransmit_frames) + $(stat 2 retransmit_frames) ))
+stats 1; r1=${S[retransmit_frames]-missing} failed1=${S[tx_msgs_failed]-missing}
+stats 2; r2=${S[retransmit_frames]-missing} failed2=${S[tx_msgs_failed]-missing}
+stats 3
+check_eq "${S[rx_msgs]-missing}" "$TOTAL" "messages delivered"
+r=$((r1 + r2))
 [ "$r" -gt 0 ] || fail "no retransmissions under 10% loss"
-[ "$(stat 3 rx_duplicate_frames)" -gt 0 ] || fail "no duplicates seen under 5% duplication"
-[ "$(stat 3 rx_out_of_order_frames)" -gt 0 ] || fail "no reordering seen"
-[ "$(stat 3 rx_drop_bad_checksum)" -gt 0 ] || fail "no corrupted frame caught"
-check_eq "$(($(stat 1 tx_msgs_failed) - fail1))" 0 "failed messages on host 1"
-check_eq "$(($(stat 2 tx_msgs_failed) - fail2))" 0 "failed messages on host 2"
+[ "${S[rx_duplicate_frames]-0}" -gt 0 ] || fail "no duplicates seen under 5% duplication"
+[ "${S[rx_out_of_order_frames]-0}" -gt 0 ] || fail "no reordering seen"
+[ "${S[rx_drop_bad_checksum]-0}" -gt 0 ] || fail "no corrupted frame caught"
+check_eq "$((failed1 - fail1))" 0 "failed messages on host 1"
+check_eq "$((failed2 - fail2))" 0 "failed messages on host 2"
 check_dmesg
 exit 0

@@ -15,10 +15,20 @@ ksft_pass=0
 ksft_fail=1
 ksft_skip=4
 
-TEST_NAME=${TEST_NAME:-$(basename "$0" .sh)}
+# No basename, dirname or id in what every test runs: under TCG each
+# program started costs a fifth of a second.
+_self=${0##*/}
+TEST_NAME=${TEST_NAME:-${_self%.sh}}
 # Unique per test run, short enough for interface-name limits elsewhere.
 PFX=${PFX:-g$$}
 SWITCH_NS=$PFX-sw
+# Time bounds that tell a wait from a delay (never speed targets) are
+# multiplied by SLOW: GRIM_TEST_SLOW, or 5 with KSFT_MACHINE_SLOW=yes
+# (the kernel's net selftests' name for a debug kernel).  make
+# check-debug sets GRIM_TEST_SLOW=5: KASAN, lockdep and kmemleak make
+# the emulated kernel about five times slower.
+SLOW=${GRIM_TEST_SLOW:-1}
+[ -z "${GRIM_TEST_SLOW:-}" ] && [ "${KSFT_MACHINE_SLOW:-}" = yes ] && SLOW=5
 NUM_HOSTS=0
 _NETNS=()
 _PIDS=()
@@ -107,14 +117,14 @@ dmesg_mark
 
 # ---- requirements -------------------------------------------------------------
 
-require_root() { [ "$(id -u)" -eq 0 ] || skip "must run as root"; }
+require_root() { [ "$EUID" -eq 0 ] || skip "must run as root"; }
 require_cmd() {
 	local c
 	for c; do command -v "$c" >/dev/null || skip "$c not found"; done
 }
 require_mod() {
 	local m
-	for m; do modprobe -q "$m" 2>/dev/null || [ -d "/sys/module/$m" ] ||
+	for m; do [ -d "/sys/module/$m" ] || modprobe -q "$m" 2>/dev/null ||
 		skip "module $m not available"; done
 }
 
@@ -122,7 +132,9 @@ require_mod() {
 # user-space tools in ../../tools/grim; in a kernel tree, its
 # tools/testing/selftests/grim, the tools installed or found through
 # IP_LIB_DIR and PATH.
-_TESTDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+_TESTDIR=${BASH_SOURCE[0]%/*}
+[ "$_TESTDIR" = "${BASH_SOURCE[0]}" ] && _TESTDIR=.
+_TESTDIR=$(cd "$_TESTDIR" && pwd)
 # require_ip_grim: ip(8) knows "type grim" options (link_grim.so): in
 # IP_LIB_DIR if set, else in the project's tools/grim (exported as
 # IP_LIB_DIR), else where ip looks by default (the plugin installed).
@@ -269,14 +281,18 @@ cleanup() {
 	# bg runs a function such as nsx in a subshell: the command that it
 	# starts is the subshell's child and outlives a kill of the subshell,
 	# holding the test's output open (the kselftest runner waits for it).
-	for p in "${_PIDS[@]}"; do
-		pkill -P "$p" 2>/dev/null
-		kill "$p" 2>/dev/null
-	done
-	for p in "${_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	# One pkill and one kill for all of them (pkill -P takes a list).
+	if [ ${#_PIDS[@]} -gt 0 ]; then
+		p=${_PIDS[*]}
+		pkill -P "${p// /,}" 2>/dev/null
+		kill "${_PIDS[@]}" 2>/dev/null
+		for p in "${_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	fi
 	# grim_rdm started with a plain & (nsx ... &) is not in _PIDS.
 	pkill -9 -x grim_rdm 2>/dev/null
-	for ns in "${_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	# One ip for every namespace; -force goes on past one that is gone.
+	[ ${#_NETNS[@]} -gt 0 ] &&
+		printf 'netns del %s\n' "${_NETNS[@]}" | ip -force -b - 2>/dev/null
 	exit $rc
 }
 trap cleanup EXIT
@@ -285,12 +301,13 @@ trap 'exit 1' INT TERM
 # ---- GRIM clusters --------------------------------------------------------------
 
 # grim_cluster N [LINKARGS...]: a grim0 on eth0 of hosts 1..N, node id i,
-# brought up.  LINKARGS go before "type grim" (generic ip-link options).
+# brought up.  LINKARGS go before "type grim" (generic ip-link options);
+# GRIM_OPTS, if set, after it (grim options: "streamidle 60000").
 grim_cluster() {
 	local n=$1 i
 	shift
 	for ((i = 1; i <= n; i++)); do
-		printf '%s\n' "link add link eth0 name grim0 address $(grim_addr "$i") $* type grim" \
+		printf '%s\n' "link add link eth0 name grim0 address $(grim_addr "$i") $* type grim ${GRIM_OPTS:-}" \
 			"link set grim0 up" | ip -n "$(host "$i")" -b - ||
 			fail "grim0 on host $i"
 	done
@@ -324,7 +341,24 @@ netem_clear() {
 }
 # stat HOST NAME: a grim0 ethtool counter of host HOST.
 stat() {
-	nsx "$1" ethtool -S grim0 | awk -v k="$2:" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }'
+	local out k v
+	out=$(nsx "$1" ethtool -S grim0)
+	while read -r k v; do
+		[ "$k" = "$2:" ] && { echo "$v"; return; }
+	done <<<"$out"
+	echo missing
+}
+# stats HOST: every grim0 ethtool counter of HOST at one moment, into the
+# associative array S (S[name]=value), from one ethtool started instead
+# of one per counter.  Read them as ${S[name]-missing}.
+declare -A S=()
+stats() {
+	local out k v
+	out=$(nsx "$1" ethtool -S grim0) || fail "ethtool -S grim0 on host $1"
+	S=()
+	while read -r k v; do
+		[[ $k == *: ]] && S[${k%:}]=$v
+	done <<<"$out"
 }
 # grim_streams HOST: "TX RX", the live streams of HOST's grim0 (grim tool).
 # The tool's plain output, read with awk: the tests poll these, and a
@@ -362,7 +396,7 @@ wait_bound() {
 	done
 	fail "nothing bound port $2 on host $1"
 }
-RDM=${RDM:-$(dirname "$0")/grim_rdm}
+RDM=${RDM:-${_TESTDIR}/grim_rdm}
 
 # ---- checked traffic in batches ------------------------------------------------
 #

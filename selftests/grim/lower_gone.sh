@@ -21,7 +21,7 @@ require_root
 require_cmd ethtool timeout
 require_grim
 
-DEL_MS=3000	# what a deletion may take here, slack for an emulator
+DEL_MS=$((3000 * SLOW))	# what a deletion may take here, slack for an emulator
 
 # del_timed NS DEV: delete DEV in NS; prints the milliseconds it took, or
 # "hung" when it did not finish in 20 s.  The ip command then runs on in

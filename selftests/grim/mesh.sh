@@ -31,15 +31,13 @@ table() {
 
 pretty "" "$N hosts on one bridge, a GRIM link each"
 setup_hosts $N
-grim_cluster $N
 # Each socket takes its 31 destinations in turn: on a slow guest a stream
 # waits more than the default 1 s between two messages, and would close
 # and open again all through the mesh.  Streams that come and go are
 # streams.sh's; here they stay open.
-for ((i = 1; i <= N; i++)); do
-	ip -n "$(host $i)" link set grim0 type grim streamidle 60000 ||
-		fail "streamidle on host $i"
-done
+GRIM_OPTS="streamidle 60000" grim_cluster $N
+check_match "$(ip -n "$(host $N)" -d link show grim0)" "streamidle 60000ms" \
+	"host $N's grim0 options"
 
 pretty "" "every host discovers the $((N - 1)) others"
 for ((i = 1; i <= N; i++)); do
@@ -100,7 +98,7 @@ if [ ${#bad[@]} -gt 0 ]; then
 fi
 [ ${#bad[@]} -eq 0 ] || fail "hosts ${bad[*]}: the mesh did not complete"
 for ((i = 1; i <= N; i++)); do
-	check_match "$(cat "$outs/$i")" "recv: $((COUNT * (N - 1))) msgs, [0-9]+ bytes from $((N - 1)) sources in [0-9]+ ms, 0 errors" \
+	check_match "$(<"$outs/$i")" "recv: $((COUNT * (N - 1))) msgs, [0-9]+ bytes from $((N - 1)) sources in [0-9]+ ms, 0 errors" \
 		"host $i's messages received"
 done
 # What the retransmissions were: timeouts, loss probes, fast recoveries

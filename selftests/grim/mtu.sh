@@ -39,14 +39,18 @@ grim_cluster 2
 wait_peer_up 1 2
 # A bottleneck, so that frames are in flight when the MTU changes, and a
 # window of 8 frames on host 1, so that frames of its messages wait to
-# be sent then too, however fast or slow the kernel sends.
+# be sent then too, however fast or slow the kernel sends.  A debug
+# kernel (SLOW 5) sends at about 4 Mbit/s, and its messages would not
+# queue up at all: the bottleneck is 2 Mbit/s there, and the receiver
+# waits as much longer.
 require_mod sch_netem
-tc -n "$sw" qdisc add dev p2 root netem rate 50mbit limit 5000 || fail "netem rate"
+tc -n "$sw" qdisc add dev p2 root netem rate $((50 / SLOW / SLOW))mbit limit 5000 ||
+	fail "netem rate"
 nsx 1 ethtool -G grim0 tx 8 || fail "ethtool -G grim0 tx 8"
 at_exit "tc -n $sw qdisc del dev p2 root 2>/dev/null"
 snd=$(mktemp) rcv=$(mktemp)
 at_exit "rm -f $snd $rcv"
-bg nsx 2 "$RDM" recv -p 100 -n $N -t 150 -g >"$rcv"
+bg nsx 2 "$RDM" recv -p 100 -n $N -t $((150 * SLOW)) -g >"$rcv"
 rpid=$!
 wait_bound 2 100
 nsx 1 "$RDM" errq -d 2 -p 100 -n $N -m 0 -M 64572 -w 8000 >"$snd" &

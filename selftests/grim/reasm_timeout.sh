@@ -23,8 +23,9 @@ require_ip_grim
 INJECT=$(dirname "$0")/grim_inject
 FORGED=20
 # host 2's dead_ms, the reassembly timeout: twice the default, so that a
-# slow (debug) kernel has the time to start the real sender before it.
-DEAD_MS=8000
+# slow kernel has the time to start the real sender before it (SLOW
+# times that on a debug kernel).
+DEAD_MS=$((8000 * SLOW))
 BOUND_MS=$((DEAD_MS + 1000 + 3000))	# + one hello interval + slack
 
 # rxq HOST PORT: bytes the socket bound to PORT on HOST holds, reserved

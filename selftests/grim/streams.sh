@@ -43,8 +43,8 @@ wait_bound 2 $PORT
 # Let the discovery streams idle out, then take the baseline.
 sleep 3
 slab0=$(sunreclaim)
-fail0=$(stat 1 tx_msgs_failed)
-fail1=$(stat 2 tx_msgs_failed)
+stats 1; fail0=${S[tx_msgs_failed]-missing}
+stats 2; fail1=${S[tx_msgs_failed]-missing}
 log "unreclaimable slab before: $slab0 kB"
 
 pretty "" "$COUNT sockets on host 1, $JOBS at a time: one request and its answer each"
@@ -52,19 +52,29 @@ out=$(nsx 1 "$RDM" churn -d 2 -p $PORT -n "$COUNT" -j $JOBS -S $RANDOM -t 60 2>&
 rc=$?
 echo "$out" | tail -5 | sed 's/^/    /'
 [ $rc -eq 0 ] || fail "churn failed"
+declare -A after=()
 for i in 1 2; do
+	stats $i
+	for c in tx_streams_opened rx_streams_opened tx_msgs_failed rx_drop_no_stream; do
+		after[$i.$c]=${S[$c]-missing}
+	done
 	log "host $i: live streams (tx rx) $(grim_streams $i)," \
-	    "opened tx $(stat $i tx_streams_opened) rx $(stat $i rx_streams_opened)"
+	    "opened tx ${S[tx_streams_opened]-missing} rx ${S[rx_streams_opened]-missing}"
 	# What recovery cost: the frames resent and what resent them.
-	log "host $i: $(nsx $i ethtool -S grim0 | grep -E '^ *(tx_frames|tx_acks|retransmit_frames|retransmit_timeouts|retransmit_probes|fast_retransmits|tx_cwnd_cuts):' | tr -s ' \n' ' ')"
+	line=
+	for c in tx_frames tx_acks retransmit_frames retransmit_timeouts \
+		 retransmit_probes fast_retransmits tx_cwnd_cuts; do
+		line+="$c: ${S[$c]-missing} "
+	done
+	log "host $i: $line"
 done
-check_eq "$(($(stat 1 tx_msgs_failed) - fail0))" 0 "messages that failed on host 1"
-check_eq "$(($(stat 2 tx_msgs_failed) - fail1))" 0 "messages that failed on host 2"
-check_eq "$(stat 1 rx_drop_no_stream)" 0 "new streams host 1 had no room for"
-check_eq "$(stat 2 rx_drop_no_stream)" 0 "new streams host 2 had no room for"
+check_eq "$((${after[1.tx_msgs_failed]} - fail0))" 0 "messages that failed on host 1"
+check_eq "$((${after[2.tx_msgs_failed]} - fail1))" 0 "messages that failed on host 2"
+check_eq "${after[1.rx_drop_no_stream]}" 0 "new streams host 1 had no room for"
+check_eq "${after[2.rx_drop_no_stream]}" 0 "new streams host 2 had no room for"
 # A socket whose ephemeral port was in use a moment before takes the
 # stream that port left, if it did not idle out yet: most do not.
-opened=$(stat 1 tx_streams_opened)
+opened=${after[1.tx_streams_opened]}
 [ "$opened" -ge $((COUNT / 2)) ] ||
 	fail "host 1 opened $opened send streams for $COUNT sockets"
 
@@ -78,14 +88,15 @@ done
 for i in 1 2; do
 	read -r tx rx <<<"$(grim_streams "$i")"
 	check_eq "$tx $rx" "0 0" "live streams (tx rx) on host $i"
-	check_eq "$(stat "$i" tx_streams_opened)" "$(stat "$i" tx_streams_closed)" \
+	stats "$i"
+	check_eq "${S[tx_streams_opened]-missing}" "${S[tx_streams_closed]-missing}" \
 		"host $i: send streams opened = closed"
-	check_eq "$(stat "$i" rx_streams_opened)" "$(stat "$i" rx_streams_closed)" \
+	check_eq "${S[rx_streams_opened]-missing}" "${S[rx_streams_closed]-missing}" \
 		"host $i: receive streams opened = closed"
-	check_eq "$(stat "$i" rx_streams_expired)" 0 \
+	check_eq "${S[rx_streams_expired]-missing}" 0 \
 		"host $i: receive streams forgotten without a CLOSE"
-	log "host $i: CLOSE sent $(stat "$i" tx_closes), renumbered" \
-	    "$(stat "$i" stream_renumbers), stale dropped $(stat "$i" rx_drop_stale_stream)"
+	log "host $i: CLOSE sent ${S[tx_closes]-missing}, renumbered" \
+	    "${S[stream_renumbers]-missing}, stale dropped ${S[rx_drop_stale_stream]-missing}"
 done
 
 pretty "" "nothing is still being sent"
