@@ -12,6 +12,8 @@
 # must then arrive at once.  Then host 2 drops every GRIM frame from the
 # wire: host 1's NI is alive and answers probes, but nothing reaches
 # host 2, which must declare it down on time, neither early nor late.
+# Last, host 2 says hello four times more rarely than host 1: host 1
+# must not take each of its hellos for a missed one and probe it.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -54,9 +56,9 @@ for i in 1 2; do
 done
 wait_peer_up 1 2
 wait_peer_up 2 1
-bg nsx 2 "$RDM" recv -p 100 -n 1 -t 60
+bg nsx 2 "$RDM" recv -p 100 -n 1 -t $((60 * SLOW))
 r2=$!
-bg nsx 1 "$RDM" recv -p 100 -n 1 -t 60
+bg nsx 1 "$RDM" recv -p 100 -n 1 -t $((60 * SLOW))
 r1=$!
 wait_bound 2 100
 wait_bound 1 100
@@ -110,12 +112,32 @@ log "host 2 declared node 1 down $ms ms after its frames stopped (dead $DEAD_MS 
 # Down no sooner than dead_ms after the last hello heard, which came at
 # most a hello interval before the filter; the clock starts once tc has
 # returned, up to another interval later under TCG.  At most a hello
-# tick late, with slack for a loaded emulated CPU.
+# tick late, with slack for a loaded emulated CPU (and for the polling,
+# SLOW times slower on a debug kernel).
 [ "$ms" -ge $((DEAD_MS - 2 * HELLO_MS)) ] || fail "down after $ms ms: too early"
-[ "$ms" -le $((DEAD_MS + HELLO_MS + 2000)) ] || fail "down after $ms ms: too late"
+[ "$ms" -le $((DEAD_MS + HELLO_MS + 2000 * SLOW)) ] || fail "down after $ms ms: too late"
 
 for i in 1 2; do
 	tc -n "$(host $i)" qdisc del dev eth0 clsact || fail "clsact del on host $i"
 done
+
+pretty "" "host 2 says hello every 1000 ms: host 1 (250 ms) does not probe it between hellos"
+# A probe is for a peer that missed a hello; one that says hello less
+# often than we do has missed none until 1.5 of its own intervals.
+ip -n "$(host 1)" link set grim0 type grim dead 3000 || fail "dead on host 1"
+ip -n "$(host 2)" link set grim0 type grim hello 1000 dead 3000 || fail "hello on host 2"
+wait_peer_up 1 2
+wait_peer_up 2 1
+sleep 1.5	# a hello with the new interval has reached host 1
+p1=$(stat 1 tx_peer_probes) d1=$(stat 1 peer_down_events)
+sleep 4
+probes=$(($(stat 1 tx_peer_probes) - p1))
+log "host 1 sent $probes probes to host 2 in 4 s"
+# Each 1000 ms hello is late to a 250 ms NI; probing it then would cost
+# a probe and an answer every 500 ms.  One probe is the slack for a
+# hello timer that TCG delays by half an interval.
+[ "$probes" -le 1 ] || fail "host 1 sent $probes probes in 4 s to a peer that missed no hello"
+check_eq "$(stat 1 peer_down_events)" "$d1" "peer-down events on host 1"
+grim_peers 1 | grep -qx "2 up" || fail "host 1 does not hold node 2 up"
 check_dmesg
 exit 0

@@ -364,6 +364,7 @@ struct grim_peer {
 	u32 auth_rchal;
 	unsigned long auth_challenged;	/* jiffies of our last challenge */
 	unsigned long resynced;		/* jiffies of our last resync probe */
+	u32 hello_ms;			/* its hello interval, as it announces */
 	struct list_head reap_link;	/* on ni->reap: to be freed */
 	atomic_long_t stats[GRIM_PEER_STATS];
 };

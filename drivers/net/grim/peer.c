@@ -7,8 +7,9 @@
  * from for none of dead_ms is declared down: its queued messages fail
  * with EHOSTUNREACH.  A switch's storm control drops broadcasts alone,
  * and can drop every hello of a live peer, so a peer that missed a hello
- * (silent for 1.5 hello_ms) is also asked directly, once a hello
- * interval, with a unicast probe it must answer.
+ * (silent for 1.5 times the longer of our hello_ms and the interval it
+ * announces) is also asked directly, once a hello interval, with a
+ * unicast probe it must answer.
  *
  * Sessions (the seed's pair-sequencing reset): each side keeps a
  * generation per peer, lgen, and learns the peer's, rgen.  Every frame
@@ -285,7 +286,7 @@ static u32 grim_ni_age_ms(const struct grim_ni *ni)
 /* A hello: unicast to @peer (a probe), or broadcast when @peer is NULL,
  * echoing @echo then (see grim_xmit_echo()).
  */
-static void grim_send_hello_to(struct grim_ni *ni, struct grim_peer *peer,
+static bool grim_send_hello_to(struct grim_ni *ni, struct grim_peer *peer,
 			       u32 flags, u32 echo, const u8 *mac)
 {
 	struct grim_hello *h;
@@ -293,7 +294,7 @@ static void grim_send_hello_to(struct grim_ni *ni, struct grim_peer *peer,
 
 	skb = grim_ctl_alloc(ni, GRIM_LINK_HLEN + sizeof(*h));
 	if (!skb)
-		return;
+		return false;
 	grim_link_hdr_init(ni, peer, skb_put(skb, GRIM_LINK_HLEN),
 			   GRIM_FT_HELLO, peer ? GRIM_FF_PROBE : 0, 0);
 	h = skb_put(skb, sizeof(*h));
@@ -305,12 +306,15 @@ static void grim_send_hello_to(struct grim_ni *ni, struct grim_peer *peer,
 	if (peer)
 		echo = READ_ONCE(peer->auth_rchal);
 	grim_xmit_echo(ni, peer, skb, echo, mac);
+	return true;
 }
 
-static void grim_send_probe(struct grim_ni *ni, struct grim_peer *peer,
+/* A probe to @peer; false when it could not be allocated. */
+static bool grim_send_probe(struct grim_ni *ni, struct grim_peer *peer,
 			    bool answer)
 {
-	grim_send_hello_to(ni, peer, answer ? GRIM_HF_ANSWER : 0, 0, NULL);
+	return grim_send_hello_to(ni, peer, answer ? GRIM_HF_ANSWER : 0, 0,
+				  NULL);
 }
 
 static void grim_send_hello(struct grim_ni *ni, u32 echo)
@@ -698,6 +702,7 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 		goto out;
 	}
 	peer->last_rx = jiffies;
+	peer->hello_ms = ntohl(h->hello_ms);
 	if (peer->state == GRIM_PEER_DOWN)
 		peer->state = GRIM_PEER_NEW;
 
@@ -753,14 +758,29 @@ static void grim_ni_fail_all(struct grim_ni *ni, int err)
 	rcu_read_unlock();
 }
 
+/* How long @peer may be silent before we ask it directly: one and a
+ * half times the longer of two hello intervals, ours and the one it
+ * announces, so that a peer which says hello less often than we do is
+ * not probed between its hellos.  Its word counts up to half our
+ * @dead_ms, so that even a peer which says hello more rarely than that
+ * is asked before it is given up.  Peer lock.
+ */
+static unsigned long grim_peer_missed(const struct grim_ni *ni,
+				      const struct grim_peer *peer, u32 dead_ms)
+{
+	u32 ms = max(READ_ONCE(ni->hello_ms), min(peer->hello_ms, dead_ms / 2));
+
+	return msecs_to_jiffies(ms + ms / 2);
+}
+
 /* Every hello_ms: announce ourselves, probe new and silent peers, reap
  * dead ones.
  */
 void grim_hello_timer(struct timer_list *t)
 {
 	struct grim_ni *ni = from_timer(ni, t, hello_timer);
-	unsigned long dead = msecs_to_jiffies(ni->dead_ms);
-	unsigned long missed = msecs_to_jiffies(READ_ONCE(ni->hello_ms) * 3 / 2);
+	u32 dead_ms = READ_ONCE(ni->dead_ms);
+	unsigned long dead = msecs_to_jiffies(dead_ms);
 	struct grim_peer *peer;
 	bool stale;
 	int i;
@@ -806,10 +826,12 @@ void grim_hello_timer(struct timer_list *t)
 				grim_peer_down(ni, peer);
 			} else if (peer->state == GRIM_PEER_NEW) {
 				grim_send_probe(ni, peer, true);
-			} else if (time_after(jiffies, peer->last_rx + missed)) {
+			} else if (time_after(jiffies, peer->last_rx +
+					      grim_peer_missed(ni, peer, dead_ms))) {
 				/* It missed a hello: ask it directly. */
-				grim_count(ni, peer, GRIM_STAT_PEER_PROBES);
-				grim_send_probe(ni, peer, true);
+				if (grim_send_probe(ni, peer, true))
+					grim_count(ni, peer,
+						   GRIM_STAT_PEER_PROBES);
 			}
 next:
 			grim_peer_unlock_bh(peer);
