@@ -725,7 +725,8 @@ static void usage(void) __attribute__((noreturn));
 /* Connect to each family of the lists @fams and @dests ("grim,tipc",
  * "2,any"), filling @fam, @label and @d; the number of families, or -1
  * when a server does not answer.  A name "grim<x>" (grimo) is AF_GRIM,
- * reported under that name: another GRIM NI, set up differently.
+ * "tcp<x>" (tcpj) TCP, and so on, reported under that name: another NI
+ * or path, set up differently.
  */
 static int ilv_open(const char *fams, const char *dests, int *fam,
 		    const char **label, struct dest *d, uint8_t *rbuf)
@@ -739,12 +740,11 @@ static int ilv_open(const char *fams, const char *dests, int *fam,
 			usage();
 		label[nf] = NULL;
 		for (fam[nf] = -1, i = 0; i < 5; i++)
-			if (!strcmp(f, fam_names[i]))
+			if (!strncmp(f, fam_names[i], strlen(fam_names[i]))) {
 				fam[nf] = i;
-		if (fam[nf] < 0 && !strncmp(f, "grim", 4)) {
-			fam[nf] = F_GRIM;
-			label[nf] = f;
-		}
+				if (strcmp(f, fam_names[i]))
+					label[nf] = f;
+			}
 		if (fam[nf] < 0 || fam[nf] == F_RAW)
 			usage();
 		o.fam = fam[nf];

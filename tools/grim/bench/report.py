@@ -25,6 +25,7 @@ SOCKPERF = ["sockperf-udp", "sockperf-tcp"]
 LABEL = {"grim": "GRIM (AF_GRIM RDM)", "tipc": "TIPC (RDM, over the veth)",
          "grimh": "GRIM, datacrc off", "grimo": "GRIM, datacrc offload",
          "grimk": "GRIM with a cluster key", "tipck": "TIPC with a cluster key",
+         "grimj": "GRIM, jumbo frames", "tcpj": "TCP, jumbo frames",
          "udp": "UDP",
          "tcp": "TCP", "raw": "raw AF_PACKET (floor)",
          "sockperf-udp": "UDP (sockperf)", "sockperf-tcp": "TCP (sockperf)"}
@@ -121,7 +122,20 @@ ILV = {
     "interleaved-stream": ("mbps", "bandwidth", False),
     "auth-interleaved": ("lat_med_us", "latency", True),
     "auth-interleaved-stream": ("mbps", "bandwidth", False),
+    "jumbo-interleaved": ("lat_med_us", "latency", True),
+    "jumbo-interleaved-stream": ("mbps", "bandwidth", False),
 }
+
+# The jumbo cases: (test, size, base, peer), base ÷ peer run by run.
+JUMBO = [
+    ("jumbo-interleaved-stream", 64000, "grimj", "grim"),
+    ("jumbo-interleaved-stream", 64000, "tcpj", "tcp"),
+    ("jumbo-interleaved-stream", 64000, "grim", "tcp"),
+    ("jumbo-interleaved-stream", 64000, "grimj", "tcp"),
+    ("jumbo-interleaved-stream", 64000, "grimj", "tcpj"),
+    ("jumbo-interleaved", 64, "grimj", "grim"),
+    ("jumbo-interleaved", 64, "grimj", "tcpj"),
+]
 
 # The authenticated cases: (test, size, base, peer, target) where the
 # target is "<= x" for latency ratios and ">= x" for bandwidth ones.
@@ -166,6 +180,42 @@ def auth_table(D):
     for f in ("grim", "grimk", "tipck"):
         lat = D.summary("auth-interleaved", f, 64, 1, 0.0, "lat_med_us")
         bw = D.summary("auth-interleaved-stream", f, 64000, 1, 0.0, "mbps")
+        out.append(f"| {LABEL[f]} | {fmt_val(lat)} | {fmt_val(bw)} |")
+    out.append("")
+    return out
+
+
+def jumbo_table(D):
+    """GRIM and TCP over a lower MTU of 1500 and over jumbo frames,
+    interleaved run by run: what a larger lower MTU gives each.
+    """
+    out = []
+    if not any(k[0].startswith("jumbo-") for k in D.d):
+        return out
+    n = len(D.vals("jumbo-interleaved-stream", "grimj", 64000, 1, 0.0, "mbps"))
+    out.append(f"### Jumbo frames: GRIM and TCP at two lower MTUs, {n} interleaved runs")
+    out.append("")
+    out.append("Each run measures GRIM and TCP on eth0 (MTU 1500) and on "
+               "eth1 (jumbo frames, the MTU in context.txt) in turn from "
+               "one process; the ratio is taken run by run. The interval "
+               "is a 95% confidence interval of the median.")
+    out.append("")
+    out.append("| case | size (B) | ratio | median [95% CI] |")
+    out.append("|---|---:|---|---|")
+    for test, size, base, peer in JUMBO:
+        v = ilv_ratios(D, test, size, peer, base)
+        if not v:
+            continue
+        what = "latency" if ILV[test][2] else "bandwidth"
+        out.append(f"| {what} | {size} | {LABEL[base]} ÷ {LABEL[peer]} | "
+                   f"{ilv_cell(v)} |")
+    out.append("")
+    out.append("| family | 64 B one-way latency, median of runs (µs) | "
+               "64000 B received MB/s, median of runs |")
+    out.append("|---|---:|---:|")
+    for f in ("grim", "grimj", "tcp", "tcpj"):
+        lat = D.summary("jumbo-interleaved", f, 64, 1, 0.0, "lat_med_us")
+        bw = D.summary("jumbo-interleaved-stream", f, 64000, 1, 0.0, "mbps")
         out.append(f"| {LABEL[f]} | {fmt_val(lat)} | {fmt_val(bw)} |")
     out.append("")
     return out
@@ -487,6 +537,7 @@ def tables(D, rate_senders, streams=()):
     out.extend(ilv_table(D, "interleaved"))
     out.extend(ilv_table(D, "interleaved-stream"))
     out.extend(auth_table(D))
+    out.extend(jumbo_table(D))
     out.extend(scale_tables(D, streams))
 
     if any(k[1] == "grimh" for k in D.d):

@@ -12,6 +12,8 @@
 #   BENCH_ONLY=interleaved              only those (latency and streams, ~4 minutes)
 #   BENCH_ONLY=auth                     only the authenticated cases (~3 minutes)
 #   BENCH_ONLY=scale                    only the cases at scale (~8 minutes)
+#   BENCH_ONLY=jumbo                    only GRIM and TCP over jumbo frames
+#   BENCH_JUMBO=MTU                     their lower MTU (default 9000)
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
@@ -51,6 +53,7 @@ args=("quick=${BENCH_QUICK:-0}")
 [ -n "${BENCH_TIPC:-}" ] && args+=("tipc=$BENCH_TIPC")
 [ -n "${BENCH_RUNS:-}" ] && args+=("runs=$BENCH_RUNS")
 [ -n "${BENCH_ONLY:-}" ] && args+=("only=$BENCH_ONLY")
+[ -n "${BENCH_JUMBO:-}" ] && args+=("jumbo=$BENCH_JUMBO")
 # One vCPU by default: under TCG on a shared host, wakeups across vCPUs
 # land on the guest's timer tick whenever the host is busy, and the
 # medians of every family then measure the host, not the protocol.
