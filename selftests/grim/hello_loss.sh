@@ -12,8 +12,10 @@
 # must then arrive at once.  Then host 2 drops every GRIM frame from the
 # wire: host 1's NI is alive and answers probes, but nothing reaches
 # host 2, which must declare it down on time, neither early nor late.
-# Last, host 2 says hello four times more rarely than host 1: host 1
-# must not take each of its hellos for a missed one and probe it.
+# Then host 2 says hello four times more rarely than host 1: host 1
+# must not take each of its hellos for a missed one and probe it.  Last,
+# host 2's hellos (every 2000 ms) are all lost at host 1 (dead 4000 ms):
+# host 1's probes must come early enough to keep it up.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -139,5 +141,25 @@ log "host 1 sent $probes probes to host 2 in 4 s"
 [ "$probes" -le 1 ] || fail "host 1 sent $probes probes in 4 s to a peer that missed no hello"
 check_eq "$(stat 1 peer_down_events)" "$d1" "peer-down events on host 1"
 grim_peers 1 | grep -qx "2 up" || fail "host 1 does not hold node 2 up"
+
+pretty "" "host 2 says hello every 2000 ms, and host 1 (1000 ms, dead 4000 ms) gets none: probes keep it up"
+# A peer that says hello rarely is still probed in time: 1.5 times its
+# interval would be 3000 ms, and host 1's tick after that is the one
+# that gives it up; the wait counts only up to dead_ms less two ticks.
+ip -n "$(host 1)" link set grim0 type grim hello 1000 dead 4000 || fail "hello on host 1"
+ip -n "$(host 2)" link set grim0 type grim hello 2000 dead 8000 || fail "hello on host 2"
+sleep 2.5	# a hello with the new interval has reached host 1
+tc -n "$(host 1)" qdisc add dev eth0 clsact || fail "clsact on host 1"
+tc -n "$(host 1)" filter add dev eth0 ingress protocol 0x88b5 u32 \
+	match u16 0xffff 0xffff at -14 \
+	match u32 0xffffffff 0xffffffff at -12 action drop || fail "u32 on host 1"
+stats 1; d1=${S[peer_down_events]-missing} p1=${S[tx_peer_probes]-missing}
+sleep 10
+stats 1
+log "host 1 sent $((S[tx_peer_probes] - p1)) probes in 10 s, dropped $(dropped 1) broadcasts"
+check_eq "${S[peer_down_events]-missing}" "$d1" "peer-down events on host 1"
+grim_peers 1 | grep -qx "2 up" || fail "host 1 does not hold node 2 up"
+[ $((S[tx_peer_probes] - p1)) -ge 2 ] || fail "host 1 did not probe node 2 every few seconds"
+tc -n "$(host 1)" qdisc del dev eth0 clsact || fail "clsact del on host 1"
 check_dmesg
 exit 0

@@ -45,8 +45,8 @@ EXACT="rx_drop_truncated rx_drop_bad_magic rx_drop_bad_version
 # Counters the good traffic may move as well: checked as "at least".
 OTHER="rx_drop_stale_session rx_drop_no_endpoint rx_duplicate_frames rx_msgs"
 
-# stats VAR: the ethtool -S counters of host 2's grim0, into assoc. array VAR.
-stats() {
+# host2_stats VAR: the ethtool -S counters of host 2's grim0, into assoc. array VAR.
+host2_stats() {
 	local -n _s=$1
 	local k v
 	_s=()
@@ -66,7 +66,7 @@ inject() {
 	shift
 
 	pretty "$(host 1)" "inject: $mode"
-	stats before
+	host2_stats before
 	out=$(nsx 1 "$INJECT" -i eth0 -d "$MAC2" -m "$mode" -k "$K" \
 		-S $((RANDOM + 1)) "$@" 2>&1)
 	local rc=$?
@@ -86,7 +86,7 @@ inject() {
 	# The frames go through the bridge and host 2's backlog: wait for
 	# them, then a little longer for anything that should not come.
 	for ((t = 0; t < 100; t++)); do
-		stats after
+		host2_stats after
 		ok=1
 		for c in "${!want[@]}" "${!min[@]}"; do
 			e=${want[$c]:-${min[$c]}}
@@ -96,7 +96,7 @@ inject() {
 		sleep 0.2
 	done
 	sleep 0.5
-	stats after
+	host2_stats after
 
 	for c in $EXACT; do
 		d=$((after[$c] - before[$c]))
@@ -120,7 +120,7 @@ for i in 1 2; do
 done
 
 declare -A S0 S1
-stats S0
+host2_stats S0
 for c in $EXACT $OTHER; do
 	[ -n "${S0[$c]:-}" ] || fail "no counter $c in ethtool -S grim0"
 done
@@ -174,7 +174,7 @@ done
 nbatch=$(rdm_batches_ok "$TMP" 1) || exit 1
 [ $overlap = yes ] || fail "the good traffic stopped before the injection ended"
 log "$nbatch batches of $BATCH messages verified, $INJECTED counters checked"
-stats S1
+host2_stats S1
 # ... and the one message that ended the receiver of the bogus fragments.
 check_eq "$((S1[rx_msgs] - S0[rx_msgs]))" "$((nbatch * BATCH + 1))" "messages delivered on host 2"
 for c in $EXACT $OTHER; do

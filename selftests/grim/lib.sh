@@ -29,6 +29,7 @@ SWITCH_NS=$PFX-sw
 # the emulated kernel about five times slower.
 SLOW=${GRIM_TEST_SLOW:-1}
 [ -z "${GRIM_TEST_SLOW:-}" ] && [ "${KSFT_MACHINE_SLOW:-}" = yes ] && SLOW=5
+[[ $SLOW =~ ^[1-9][0-9]?$ ]] || { echo "GRIM_TEST_SLOW=$SLOW: a whole number, 1 to 99" >&2; exit 1; }
 NUM_HOSTS=0
 _NETNS=()
 _PIDS=()

@@ -33,7 +33,7 @@ mtu_all() {
 	fi
 }
 
-pretty "" "2 hosts, 50 Mbit/s to host 2; host 1 sends $N messages of 0..64572 bytes to it"
+pretty "" "2 hosts, a bottleneck to host 2; host 1 sends $N messages of 0..64572 bytes to it"
 setup_hosts 2
 grim_cluster 2
 wait_peer_up 1 2
@@ -41,10 +41,12 @@ wait_peer_up 1 2
 # window of 8 frames on host 1, so that frames of its messages wait to
 # be sent then too, however fast or slow the kernel sends.  A debug
 # kernel (SLOW 5) sends at about 4 Mbit/s, and its messages would not
-# queue up at all: the bottleneck is 2 Mbit/s there, and the receiver
-# waits as much longer.
+# queue up at all: the bottleneck is 50 / SLOW^2 Mbit/s (2 there), and
+# the receiver waits SLOW times longer.
 require_mod sch_netem
-tc -n "$sw" qdisc add dev p2 root netem rate $((50 / SLOW / SLOW))mbit limit 5000 ||
+rate=$((50000 / SLOW / SLOW))
+log "bottleneck: $rate kbit/s"
+tc -n "$sw" qdisc add dev p2 root netem rate ${rate}kbit limit 5000 ||
 	fail "netem rate"
 nsx 1 ethtool -G grim0 tx 8 || fail "ethtool -G grim0 tx 8"
 at_exit "tc -n $sw qdisc del dev p2 root 2>/dev/null"

@@ -43,7 +43,7 @@ wait_peer_up 1 2
 bg nsx 2 "$RDM" recv -p 101 -n 100000000 -t 600
 wait_bound 2 101
 bg nsx 1 "$RDM" send -d 2 -p 101 -n 100000000 -M 200 -S 7
-bg nsx 2 "$RDM" recv -p 100 -n 51 -t 120
+bg nsx 2 "$RDM" recv -p 100 -n 51 -t $((120 * SLOW))
 rpid=$!
 wait_bound 2 100
 q=$(rxq 2 100)

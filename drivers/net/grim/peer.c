@@ -8,8 +8,8 @@
  * with EHOSTUNREACH.  A switch's storm control drops broadcasts alone,
  * and can drop every hello of a live peer, so a peer that missed a hello
  * (silent for 1.5 times the longer of our hello_ms and the interval it
- * announces) is also asked directly, once a hello interval, with a
- * unicast probe it must answer.
+ * announces, see grim_peer_missed()) is also asked directly, once a hello
+ * interval, with a unicast probe it must answer.
  *
  * Sessions (the seed's pair-sequencing reset): each side keeps a
  * generation per peer, lgen, and learns the peer's, rgen.  Every frame
@@ -761,16 +761,20 @@ static void grim_ni_fail_all(struct grim_ni *ni, int err)
 /* How long @peer may be silent before we ask it directly: one and a
  * half times the longer of two hello intervals, ours and the one it
  * announces, so that a peer which says hello less often than we do is
- * not probed between its hellos.  Its word counts up to half our
- * @dead_ms, so that even a peer which says hello more rarely than that
- * is asked before it is given up.  Peer lock.
+ * not probed between its hellos.  The peer's word counts only up to
+ * @dead_ms less two of our intervals: probes go out on our ticks, and a
+ * peer whose hellos are lost must get one, or two, before the tick that
+ * would give it up, as with our own interval alone (dead_ms is at least
+ * three of them).  Peer lock.
  */
 static unsigned long grim_peer_missed(const struct grim_ni *ni,
 				      const struct grim_peer *peer, u32 dead_ms)
 {
-	u32 ms = max(READ_ONCE(ni->hello_ms), min(peer->hello_ms, dead_ms / 2));
+	u64 ours = READ_ONCE(ni->hello_ms), theirs = peer->hello_ms;
+	u64 ms = max(ours * 3 / 2,
+		     min(theirs * 3 / 2, (u64)dead_ms - min_t(u64, dead_ms, 2 * ours)));
 
-	return msecs_to_jiffies(ms + ms / 2);
+	return msecs_to_jiffies(min_t(u64, ms, U32_MAX));
 }
 
 /* Every hello_ms: announce ourselves, probe new and silent peers, reap
