@@ -16,7 +16,8 @@
 # debug kernel's banners, dropped before splats.awk; default none).
 #
 # Results go to .vm-out/ (shared read-write with the guest): tap.txt,
-# <test>.log, dmesg.txt, cpu-flags.txt (the guest CPU's check,
+# <test>.log, cost.txt (each test's seconds, guest CPU busy and programs
+# started), dmesg.txt, cpu-flags.txt (the guest CPU's check,
 # scripts/cpu-flags-probe.c, reported as cpu-flags).  The last line
 # printed is "N passed, N failed"; the exit status is non-zero if
 # anything failed.

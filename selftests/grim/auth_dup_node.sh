@@ -74,7 +74,7 @@ wait_peer_up 1 3
 
 pretty "" "host 2 restarts while its hellos of the last run are replayed to it"
 conf0=$(stat 2 rx_node_id_conflicts)
-rx0=$(nsx 2 cat /sys/class/net/eth0/statistics/rx_packets)
+rx0=$(nsx_sys 2 cat /sys/class/net/eth0/statistics/rx_packets)
 ip -n "$(host 2)" link set grim0 down
 # 200 hellos, one every 5 ms: before, through and after the tentative
 # hellos of host 2's new run.
@@ -86,7 +86,7 @@ wait $ipid || fail "replay of hellos: $(cat "$rh")"
 log "$(cat "$rh")"
 grep -q "[1-9][0-9]* of them the target's own" "$rh" ||
 	fail "no hello of host 2's own among those replayed"
-[ $(($(nsx 2 cat /sys/class/net/eth0/statistics/rx_packets) - rx0)) -ge 200 ] ||
+[ $(($(nsx_sys 2 cat /sys/class/net/eth0/statistics/rx_packets) - rx0)) -ge 200 ] ||
 	fail "host 2 did not receive the replayed hellos"
 check_eq "$(carrier 2 grim0)" 1 "host 2's carrier"
 check_eq "$(($(stat 2 rx_node_id_conflicts) - conf0))" 0 "conflicts host 2 counted"

@@ -219,12 +219,17 @@ ns_del() {
 }
 # host N: namespace name of host N (1-based).
 host() { echo "$PFX-h$1"; }
-# nsx N CMD...: run CMD in host N.
-nsx() { local n=$1; shift; ip netns exec "$(host "$n")" "$@"; }
+# nsx N CMD...: run CMD in host N's network namespace.  nsenter joins
+# that namespace and nothing else: ip netns exec also makes a mount
+# namespace and mounts the netns's sysfs, which under TCG costs more
+# than the program it runs.  For /sys/class/net of a host, use nsx_sys.
+nsx() { local n=$1; shift; nsenter --net="/run/netns/$PFX-h$n" "$@"; }
+# nsx_sys N CMD...: as nsx, with host N's own sysfs.
+nsx_sys() { local n=$1; shift; ip netns exec "$PFX-h$n" "$@"; }
 # host_mac N: the deterministic MAC of host N's eth0.
 host_mac() { printf '02:00:00:00:%02x:%02x\n' $(($1 >> 8)) $(($1 & 255)); }
 # carrier HOST DEV: 1 with carrier, 0 without.
-carrier() { nsx "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null; }
+carrier() { nsx_sys "$1" cat "/sys/class/net/$2/carrier" 2>/dev/null; }
 # wait_carrier HOST DEV 0|1: up to 5 s for DEV's carrier to be that.
 wait_carrier() {
 	local i
