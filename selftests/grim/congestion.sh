@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (goodput and fairness bounds)
 #
 # Many senders, one slow bottleneck: goodput near the bottleneck's rate,
 # shared fairly, nothing lost or doubled.

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (a kernel log line under the shared rate limit)
 #
 # Two links with the same node id on one segment.
 #

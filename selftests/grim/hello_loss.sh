@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (time bounds of a few hundred ms)
 #
 # Liveness that does not rest on broadcasts.  A switch's broadcast storm
 # control drops broadcast frames alone; an NI that heard of a peer only

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (reloads the module)
 #
 # Hostile frames on the wire.  While host 1 sends messages of up to the
 # GRIM MTU to host 2 (in batches, until the injection is over),

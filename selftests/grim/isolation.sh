@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (compares two latencies)
 #
 # Stream isolation: between the same two nodes, an endpoint that stops
 # reading must not slow down another pair of endpoints.  The stalled

@@ -294,11 +294,15 @@ cleanup() {
 		kill "${_PIDS[@]}" 2>/dev/null
 		for p in "${_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	fi
-	# grim_rdm started with a plain & (nsx ... &) is not in _PIDS.
-	pkill -9 -x grim_rdm 2>/dev/null
-	# One ip for every namespace; -force goes on past one that is gone.
-	[ ${#_NETNS[@]} -gt 0 ] &&
+	# What was started with a plain & (nsx ... &) is not in _PIDS: kill
+	# what runs in this test's namespaces, and nothing of a test that
+	# runs beside it (guest-run-tests.sh's lanes).  One ip for every
+	# namespace; -force goes on past one that is gone.
+	if [ ${#_NETNS[@]} -gt 0 ]; then
+		p=$(printf 'netns pids %s\n' "${_NETNS[@]}" | ip -force -b - 2>/dev/null)
+		[ -n "$p" ] && kill -9 $p 2>/dev/null
 		printf 'netns del %s\n' "${_NETNS[@]}" | ip -force -b - 2>/dev/null
+	fi
 	exit $rc
 }
 trap cleanup EXIT

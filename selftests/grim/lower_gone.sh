@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (the deletion bounded in ms; RTNL)
 #
 # The lower device of a grim link is deleted while a sender uses it.
 #

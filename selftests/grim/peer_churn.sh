@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (compares the slab; time bounds)
 #
 # Peers that go away are forgotten: the peer table holds the live nodes.
 #

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (sets the clock back an hour)
 #
 # A peer that vanishes: its link is deleted while a sender streams to it.
 # The sender gets EHOSTUNREACH within the documented bound (dead_ms plus

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (a NACK due within dead_ms)
 #
 # Reassemblies that never complete give their room back.
 #

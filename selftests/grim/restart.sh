@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (echo gaps bounded in ms; busy on its own)
 #
 # A peer restarts under 5,000 live streams.
 #

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (compares the slab (SUnreclaim) before and after)
 #
 # Streams that come and go.
 #

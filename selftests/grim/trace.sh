@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (the tracing buffer and its filters are global)
 #
 # The transport's tracepoints (events/grim) fire during a transfer: peer
 # state changes, messages sent and delivered, ACKs, NACKs from a full

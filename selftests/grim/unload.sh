@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (unloads the module)
 #
 # rmmod grim with links in several namespaces removes them all; loading it
 # again works: insmod $GRIM_KO when the runner passes the module's path,

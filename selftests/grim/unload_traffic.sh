@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (unloads the module; kills grim_rdm by name)
 #
 # Unloading the module during traffic.  While sockets are open the
 # module is busy (rmmod fails cleanly); once the programs exit, messages

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (no retransmission timeout allowed)
 #
 # A window smaller than the receiver's ACK interval: the sender flags the
 # frame that fills its window (ACKREQ) and the receiver ACKs it at once,
