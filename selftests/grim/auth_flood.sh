@@ -116,7 +116,7 @@ snap() {	# snap TAG: counters and peers of both hosts
 		for c in peer_session_resets peer_down_events rx_msgs tx_msgs_failed \
 			 rx_drop_auth rx_drop_replay rx_drop_unproven rx_drop_not_for_us \
 			 tx_auth_challenges rx_drop_table_full; do
-			b[$1.$i.$c]=${S[$c]-missing}
+			b[$1.$i.$c]=${S[$c]?}
 		done
 		b[$1.$i.peers]=$(peers $i)
 	done

@@ -50,10 +50,10 @@ for h in 1 2; do
 	log "host $h: $(nsx "$h" ethtool -S grim0 | grep -E 'retransmit|fast|nacks|tx_frames|cwnd' | tr -s ' \n' ' ')"
 done
 log "host 3: $(nsx 3 ethtool -S grim0 | grep -E 'rx_(msgs|dup|out|drop_bad_checksum)' | tr -s ' \n' ' ')"
-stats 1; r1=${S[retransmit_frames]-missing} failed1=${S[tx_msgs_failed]-missing}
-stats 2; r2=${S[retransmit_frames]-missing} failed2=${S[tx_msgs_failed]-missing}
+stats 1; r1=${S[retransmit_frames]?} failed1=${S[tx_msgs_failed]?}
+stats 2; r2=${S[retransmit_frames]?} failed2=${S[tx_msgs_failed]?}
 stats 3
-check_eq "${S[rx_msgs]-missing}" "$TOTAL" "messages delivered"
+check_eq "${S[rx_msgs]?}" "$TOTAL" "messages delivered"
 r=$((r1 + r2))
 [ "$r" -gt 0 ] || fail "no retransmissions under 10% loss"
 [ "${S[rx_duplicate_frames]-0}" -gt 0 ] || fail "no duplicates seen under 5% duplication"

@@ -159,11 +159,11 @@ tc -n "$(host 1)" qdisc add dev eth0 clsact || fail "clsact on host 1"
 tc -n "$(host 1)" filter add dev eth0 ingress protocol 0x88b5 u32 \
 	match u16 0xffff 0xffff at -14 \
 	match u32 0xffffffff 0xffffffff at -12 action drop || fail "u32 on host 1"
-stats 1; d1=${S[peer_down_events]-missing} p1=${S[tx_peer_probes]-missing}
+stats 1; d1=${S[peer_down_events]?} p1=${S[tx_peer_probes]?}
 sleep 10
 stats 1
 log "host 1 sent $((S[tx_peer_probes] - p1)) probes in 10 s, dropped $(dropped 1) broadcasts"
-check_eq "${S[peer_down_events]-missing}" "$d1" "peer-down events on host 1"
+check_eq "${S[peer_down_events]?}" "$d1" "peer-down events on host 1"
 grim_peers 1 | grep -qx "2 up" || fail "host 1 does not hold node 2 up"
 [ $((S[tx_peer_probes] - p1)) -ge 2 ] || fail "host 1 did not probe node 2 every few seconds"
 tc -n "$(host 1)" qdisc del dev eth0 clsact || fail "clsact del on host 1"

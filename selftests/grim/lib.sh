@@ -356,11 +356,17 @@ stat() {
 	while read -r k v; do
 		[ "$k" = "$2:" ] && { echo "$v"; return; }
 	done <<<"$out"
+	# A counter that is not there (renamed, or no grim0) must not read
+	# as 0 in arithmetic, where a check of "no change" would pass: the
+	# test ends here (stat runs in a subshell; $$ is the test).
+	echo "FAIL: $TEST_NAME: host $1's grim0 has no counter $2" >&2
+	kill -TERM $$
 	echo missing
 }
 # stats HOST: every grim0 ethtool counter of HOST at one moment, into the
 # associative array S (S[name]=value), from one ethtool started instead
-# of one per counter.  Read them as ${S[name]-missing}.
+# of one per counter.  Read them as ${S[name]?}: a counter that is not
+# there ends the test, where ${S[name]-x} would count as 0 in arithmetic.
 declare -A S=()
 stats() {
 	local out k v

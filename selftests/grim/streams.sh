@@ -44,8 +44,8 @@ wait_bound 2 $PORT
 # Let the discovery streams idle out, then take the baseline.
 sleep 3
 slab0=$(sunreclaim)
-stats 1; fail0=${S[tx_msgs_failed]-missing}
-stats 2; fail1=${S[tx_msgs_failed]-missing}
+stats 1; fail0=${S[tx_msgs_failed]?}
+stats 2; fail1=${S[tx_msgs_failed]?}
 log "unreclaimable slab before: $slab0 kB"
 
 pretty "" "$COUNT sockets on host 1, $JOBS at a time: one request and its answer each"
@@ -57,15 +57,15 @@ declare -A after=()
 for i in 1 2; do
 	stats $i
 	for c in tx_streams_opened rx_streams_opened tx_msgs_failed rx_drop_no_stream; do
-		after[$i.$c]=${S[$c]-missing}
+		after[$i.$c]=${S[$c]?}
 	done
 	log "host $i: live streams (tx rx) $(grim_streams $i)," \
-	    "opened tx ${S[tx_streams_opened]-missing} rx ${S[rx_streams_opened]-missing}"
+	    "opened tx ${S[tx_streams_opened]?} rx ${S[rx_streams_opened]?}"
 	# What recovery cost: the frames resent and what resent them.
 	line=
 	for c in tx_frames tx_acks retransmit_frames retransmit_timeouts \
 		 retransmit_probes fast_retransmits tx_cwnd_cuts; do
-		line+="$c: ${S[$c]-missing} "
+		line+="$c: ${S[$c]?} "
 	done
 	log "host $i: $line"
 done
@@ -90,14 +90,14 @@ for i in 1 2; do
 	read -r tx rx <<<"$(grim_streams "$i")"
 	check_eq "$tx $rx" "0 0" "live streams (tx rx) on host $i"
 	stats "$i"
-	check_eq "${S[tx_streams_opened]-missing}" "${S[tx_streams_closed]-missing}" \
+	check_eq "${S[tx_streams_opened]?}" "${S[tx_streams_closed]?}" \
 		"host $i: send streams opened = closed"
-	check_eq "${S[rx_streams_opened]-missing}" "${S[rx_streams_closed]-missing}" \
+	check_eq "${S[rx_streams_opened]?}" "${S[rx_streams_closed]?}" \
 		"host $i: receive streams opened = closed"
-	check_eq "${S[rx_streams_expired]-missing}" 0 \
+	check_eq "${S[rx_streams_expired]?}" 0 \
 		"host $i: receive streams forgotten without a CLOSE"
-	log "host $i: CLOSE sent ${S[tx_closes]-missing}, renumbered" \
-	    "${S[stream_renumbers]-missing}, stale dropped ${S[rx_drop_stale_stream]-missing}"
+	log "host $i: CLOSE sent ${S[tx_closes]?}, renumbered" \
+	    "${S[stream_renumbers]?}, stale dropped ${S[rx_drop_stale_stream]?}"
 done
 
 pretty "" "nothing is still being sent"
