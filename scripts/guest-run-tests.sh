@@ -120,14 +120,30 @@ emit "1..${#tests[@]}"
 # state (tracing, SUnreclaim, the clock, the kernel log's rate limit) or
 # has time bounds that a neighbour's load would break.  The others run
 # side by side, in the order given, in GRIM_TEST_LANES lanes (default 2;
-# 1 runs every test alone, as the kselftest runner does).  Results are
-# numbered in the order the tests finish.
+# 1 runs every test alone, in the order given, as the kselftest runner
+# does).  Results are numbered in the order the tests finish.
 lanes=${GRIM_TEST_LANES:-2}
 [[ $lanes =~ ^[1-9]$ ]] || lanes=2
 res=$out/.results
 rm -rf "$res"
 mkdir -p "$res"
-alone() { [ "$lanes" = 1 ] || head -n 30 "$1" | grep -q '^# grim-selftest: alone'; }
+# Read once per test, in the shell: a program start costs under TCG.
+declare -A alone_=()
+alone() {
+	local l
+	if [ -z "${alone_[$1]:-}" ]; then
+		alone_[$1]=no
+		if [ "$lanes" = 1 ]; then
+			alone_[$1]=yes
+		elif [ -r "$1" ]; then
+			mapfile -t -n 30 l <"$1"
+			for l in "${l[@]}"; do
+				[[ $l == "# grim-selftest: alone"* ]] && alone_[$1]=yes
+			done
+		fi
+	fi
+	[ "${alone_[$1]}" = yes ]
+}
 
 # run_test T: one test, its log and "RC SECS" in $res/T.
 run_test() {
@@ -167,11 +183,22 @@ report() {
 	done
 }
 
+# The tests that run alone go first, in the order given, then the others
+# in lanes: an alone test between two others would leave one lane idle
+# while the longer of those finished.
+order=()
+for t in "${tests[@]}"; do
+	alone "$t" && order+=("$t")
+done
+for t in "${tests[@]}"; do
+	alone "$t" || order+=("$t")
+done
+
 # The lanes' jobs by pid: a bare wait would wait for dmesg -w too.
 declare -A done_=()
 started=()
 pids=()
-for t in "${tests[@]}"; do
+for t in "${order[@]}"; do
 	if alone "$t"; then
 		[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
 		pids=()
