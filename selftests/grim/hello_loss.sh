@@ -117,6 +117,9 @@ tc -n "$(host 2)" filter add dev eth0 ingress protocol 0x88b5 u32 \
 ms=$(down_ms 2 "$d2")
 log "host 2 declared node 1 down $ms ms after its frames stopped (dead $DEAD_MS ms, hello $HELLO_MS ms)"
 [ "$ms" -ge 0 ] || fail "host 2 never declared node 1 down"
+# The counter and the peer table agree: node 1 is down (or already
+# forgotten), not up.
+grim_peers 2 | grep -qx "1 up" && fail "host 2 counted node 1 down, yet holds it up"
 # Down no sooner than dead_ms after the last hello heard, which came at
 # most a hello interval before the filter; the clock starts once tc has
 # returned, up to another interval later under TCG.  At most a hello
