@@ -89,6 +89,7 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_STREAM_QUERIES] = "rx_stream_queries",
 	[GRIM_STAT_TX_DENIALS] = "tx_stream_denials",
 	[GRIM_STAT_PEER_PROBES] = "tx_peer_probes",
+	[GRIM_STAT_RETRANS_SPURIOUS] = "retransmit_spurious",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop

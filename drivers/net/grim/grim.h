@@ -33,7 +33,15 @@
 #define GRIM_MIN_LOWER_MTU	256
 #define GRIM_ACK_EVERY		16	/* frames between ACKs inside a message */
 #define GRIM_ACK_DELAY		1	/* jiffies an ACK may wait for a reply */
-#define GRIM_DUPACK_THRESH	3
+/* The least time a hole may be overtaken by frames sent after it before
+ * it counts as lost, in the frames' clock (grim_ts_now(): about µs).
+ */
+#define GRIM_DUPACK_THRESH	3	/* frames held past a hole: lost */
+#define GRIM_REO_MIN		64
+#define GRIM_REO_SHIFT_MAX	8	/* reo_wnd grows to 256 times its base */
+#define GRIM_REO_CALM		16	/* recoveries without a spurious resend
+					 * before reo_wnd shrinks a step
+					 */
 #define GRIM_PROBE_MIN		2	/* jiffies before a loss probe, at least */
 /* Frames held past a gap, per stream; at most the 64 a SACK report names. */
 #define GRIM_MAX_OOO		64
@@ -170,6 +178,7 @@ enum grim_stat {
 	GRIM_STAT_STREAM_QUERIES,
 	GRIM_STAT_TX_DENIALS,
 	GRIM_STAT_PEER_PROBES,
+	GRIM_STAT_RETRANS_SPURIOUS,
 	GRIM_STAT_MAX
 };
 
@@ -215,7 +224,7 @@ struct grim_txs {
 	u32 snd_una;		/* oldest unacknowledged frame */
 	u32 snd_nxt;		/* next frame to (re)transmit */
 	u32 next_sent;		/* one past the highest frame ever sent */
-	u32 recover;		/* no dup-ACK recovery before this is acked */
+	u32 recover;		/* no second cwnd cut before this is acked */
 	struct sk_buff_head frames;	/* unacked frames in sequence order */
 	struct sk_buff *send_head;	/* frame numbered snd_nxt, or NULL */
 	struct timer_list timer;	/* retransmission or NACK hold */
@@ -227,19 +236,23 @@ struct grim_txs {
 	unsigned long srtt8;		/* smoothed RTT, jiffies << 3 */
 	unsigned long rttvar4;		/* RTT variation, jiffies << 2 */
 	unsigned long backoff;		/* jiffies, backs off on NACKs */
-	unsigned long hole_sent;	/* jiffies of the last hole resent */
 	unsigned long refused_since;	/* jiffies: first NACK of a refusal */
-	u32 hole_mark;		/* next_sent then: first frame sent after it */
-	u32 rtx_next;		/* in recovery: holes before this were resent */
+	u32 rack_ts;		/* send time of the last frame known to have
+				 * arrived (its tsval), 0 for none
+				 */
+	u32 rtt_min;		/* least round trip seen lately, and */
+	unsigned long rtt_min_at;	/* jiffies when it was seen */
+	u32 srtt_ts8;		/* smoothed round trip << 3; grim_ts_now() units */
+	u8 reo_shift;		/* reo_wnd's growth by spurious resends */
+	u8 reo_calm;		/* recoveries since the last spurious resend */
 	u32 sack_seq;		/* the receiver's last report: it lacked this, */
 	u64 sack_map;		/* and held frame sack_seq + 1 + i for bit i */
-	u8 dupacks;
 	bool sack_fresh;	/* a report came since the last timeout */
 	bool sack_skip;		/* going back: skip what the report held */
 	bool held;		/* rolled back by a NACK, waiting to resume */
 	bool probe;		/* after a NACK: one frame in flight */
 	bool rto_one;		/* after a timeout: one frame, until an ACK */
-	bool fast;		/* filling holes until recover is acked */
+	bool fast;		/* in recovery until recover is acked */
 	bool probed;		/* the timer has sent its loss probe */
 	bool dead;		/* NI stopping: timer must not rearm */
 	bool skip;		/* frame skip_seq goes with GRIM_XF_SKIP */
@@ -470,6 +483,11 @@ struct grim_frame_cb {
 	u32 crc_tail;		/* CRC32C state of the bytes past the split */
 	bool stamped;		/* session and tail CRC set, head released */
 	bool retx;		/* resent, not by a loss probe: no RTT sample */
+	bool resent;		/* sent more than once: its arrival dates no
+				 * transmission
+				 */
+	bool marked;		/* its last copy was resent as lost */
+	u32 xmit_ts;		/* grim_ts_now() of its last transmission */
 	bool whole;
 };
 

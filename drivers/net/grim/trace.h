@@ -63,7 +63,7 @@ DEFINE_EVENT(grim_seq, grim_timeout,
 	     TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
 	     TP_ARGS(node, src, dst, seq));
 
-/* Frame @seq is sent again (after a timeout, NACK or duplicate ACKs). */
+/* Frame @seq is sent again (after a timeout, NACK, probe or a loss found). */
 DEFINE_EVENT(grim_seq, grim_retransmit,
 	     TP_PROTO(u32 node, u16 src, u16 dst, u32 seq),
 	     TP_ARGS(node, src, dst, seq));

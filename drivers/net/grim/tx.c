@@ -28,16 +28,16 @@
  *    the stream moved meanwhile, sleeps again until the deadline the
  *    stamp gives.  A request-response pattern thus touches the timer
  *    wheel about once per probe interval, not twice per message.
- *  - Three duplicate ACKs: a frame was lost, and the receiver holds what
- *    came after it.  Until everything sent so far is ACKed, resend the
- *    frames the receiver's reports (SACK) show missing, each once; an ACK
- *    that moves without a report means nothing is held past the new gap:
- *    go back to it.
+ *  - Loss detection by time (RACK, RFC 8985): a frame the receiver lacks
+ *    (its report, SACK, does not show it held) is lost once a frame sent
+ *    reo_wnd after it has arrived; until reordering has been seen, once
+ *    three frames after it are held.  Each such frame is resent alone;
+ *    a resent frame is resent again only if it is lost again.
  *  - Congestion: all streams to a peer share its congestion window, the
  *    frames they may have in flight together.  It grows on ACKs (slow
  *    start, then a frame per window) and is halved, at most once a round
  *    trip, on a loss that congestion explains: a frame the local qdisc
- *    dropped, or a loss (timeout or duplicate ACKs) while the round trip
+ *    dropped, or a loss (timeout or loss detection) while the round trip
  *    stands well above the path's base (a queue has built up) or was not
  *    measured lately.  A loss at the base round trip (corruption, a
  *    lossy link) ends slow start and cuts nothing.  A stream that finds
@@ -222,7 +222,7 @@ static bool grim_peer_queueing(const struct grim_peer *peer)
 	       base + max(base, msecs_to_jiffies(GRIM_QUEUE_DELAY_MS));
 }
 
-/* A loss, found by duplicate ACKs or a timeout; @congestion when the
+/* A loss, found by the receiver's reports or a timeout; @congestion when the
  * local qdisc dropped, which congestion explains in any case.  A loss
  * while the round trip is at its base (a lossy or corrupting link) ends
  * slow start and cuts nothing.  Returns whether the loss counts as
@@ -421,17 +421,82 @@ static bool grim_txs_is_idle(const struct grim_txs *txs)
 	return skb_queue_empty(&txs->frames) && !txs->aborting;
 }
 
-/* The round trip an echoed send time @tsecr gives, in jiffies, or 0 if
- * it gives none: no echo, or one from the future or from longer ago
- * than any round trip the transport waits for (a peer's garbage).
+/* The time since an echoed send time @tsecr, in the frames' clock, or
+ * 0 if it gives none: no echo, or one from the future or from longer
+ * ago than any round trip the transport waits for (a peer's garbage).
  */
-static unsigned long grim_ts_rtt(u32 tsecr)
+static u32 grim_ts_age(u32 tsecr)
 {
 	u32 d = grim_ts_now() - tsecr;
 
 	if (!tsecr || (s32)d < 0 || d > GRIM_MAX_RTO_MS * 1000U)
 		return 0;
-	return max(nsecs_to_jiffies((u64)d << 10), 1UL);
+	return d ?: 1;
+}
+
+/* A round trip @d in the frames' clock, in jiffies (0 for none). */
+static unsigned long grim_ts_jiffies(u32 d)
+{
+	return d ? max(nsecs_to_jiffies((u64)d << 10), 1UL) : 0;
+}
+
+/* Feed the fine-grained round trip estimates loss detection uses: the
+ * least round trip of the last ten seconds and a smoothed one.
+ */
+static void grim_txs_rtt_fine(struct grim_txs *txs, u32 d)
+{
+	if (!txs->rtt_min || d <= txs->rtt_min ||
+	    time_after(jiffies, txs->rtt_min_at + 10 * HZ)) {
+		txs->rtt_min = d;
+		txs->rtt_min_at = jiffies;
+	}
+	if (!txs->srtt_ts8)
+		txs->srtt_ts8 = d << 3;
+	else
+		txs->srtt_ts8 += d - (txs->srtt_ts8 >> 3);
+}
+
+/* How long a hole may be overtaken by frames sent after it before it
+ * counts as lost: a quarter of the least round trip, doubled for every
+ * resend found spurious lately, at most the smoothed round trip.
+ */
+static u32 grim_txs_reo_wnd(const struct grim_txs *txs)
+{
+	u32 base = max_t(u32, txs->rtt_min >> 2, GRIM_REO_MIN);
+	u32 cap = max_t(u32, txs->srtt_ts8 >> 3, GRIM_REO_MIN);
+
+	return min(base << txs->reo_shift, cap);
+}
+
+/* A frame sent at @ts has arrived: frames sent well before it and still
+ * missing are lost (grim_txs_mark_lost()).
+ */
+static void grim_txs_rack(struct grim_txs *txs, u32 ts)
+{
+	/* A date older than any round trip (a stream held back by NACKs
+	 * for long) is no date: the clock wraps in 2^31 of its units.
+	 */
+	if (ts && (!grim_ts_age(txs->rack_ts) ||
+		   (s32)(ts - txs->rack_ts) > 0))
+		txs->rack_ts = ts;
+}
+
+/* The copy of frame @skb that filled its hole was sent before its last
+ * resend (the echo @tsecr dates the copy that arrived): the resend was
+ * spurious, the hole only overtaken.  Allow more reordering.
+ */
+static void grim_txs_spurious(struct grim_txs *txs, struct sk_buff *skb,
+			      u32 tsecr)
+{
+	struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
+
+	if (!fcb->marked || !grim_ts_age(tsecr) ||
+	    (s32)(tsecr - fcb->xmit_ts) >= 0)
+		return;
+	grim_count(txs->peer->ni, txs->peer, GRIM_STAT_RETRANS_SPURIOUS);
+	if (txs->reo_shift < GRIM_REO_SHIFT_MAX)
+		txs->reo_shift++;
+	txs->reo_calm = 0;
 }
 
 /* Free acknowledged frames; complete their messages.  @tsecr is the
@@ -442,14 +507,19 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq, u32 tsecr)
 {
 	struct sk_buff *skb, *newest = NULL;
 	bool retx = false, sampled = false, any;
-	unsigned long rtt = grim_ts_rtt(tsecr);
+	u32 d = grim_ts_age(tsecr);
+	unsigned long rtt = grim_ts_jiffies(d);
 
 	while ((skb = skb_peek(&txs->frames)) &&
 	       grim_seq_before(GRIM_FRAME_CB(skb)->seq, seq)) {
 		if (newest)
 			consume_skb(newest);
+		else
+			grim_txs_spurious(txs, skb, tsecr);
 		newest = skb;
 		retx |= GRIM_FRAME_CB(skb)->retx;
+		if (!GRIM_FRAME_CB(skb)->resent)
+			grim_txs_rack(txs, GRIM_FRAME_CB(skb)->xmit_ts);
 		__skb_unlink(skb, &txs->frames);
 		if (skb == txs->send_head)
 			txs->send_head = skb_peek(&txs->frames);
@@ -462,6 +532,8 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq, u32 tsecr)
 		 * copy or a resent one: no ambiguity, no Karn's rule.
 		 */
 		grim_txs_rtt_sample(txs, rtt);
+		grim_txs_rtt_fine(txs, d);
+		grim_txs_rack(txs, tsecr);
 		sampled = true;
 		consume_skb(newest);
 	} else if (newest) {
@@ -563,7 +635,7 @@ static void grim_txs_restart(struct grim_txs *txs)
 	txs->snd_nxt = 0;
 	txs->next_sent = 0;
 	txs->recover = 0;
-	txs->dupacks = 0;
+	txs->rack_ts = 0;
 	txs->fast = false;
 	txs->probed = false;
 	txs->held = false;
@@ -572,6 +644,7 @@ static void grim_txs_restart(struct grim_txs *txs)
 	txs->skip = false;
 	txs->sack_fresh = false;
 	txs->sack_skip = false;
+	txs->sack_map = 0;
 	txs->aborting = false;
 	txs->closing = false;
 	grim_txs_flight(txs);
@@ -606,15 +679,14 @@ static struct sk_buff *grim_txs_frame_at(struct grim_txs *txs, u32 seq)
 }
 
 /* Go back to @seq.  Frames already sent past it will draw duplicate ACKs
- * when they arrive; @recover marks them so they cannot trigger another
- * rollback before the stream has moved past them.
+ * when they arrive; @recover marks them so that the losses they show
+ * cut the congestion window no second time.
  */
 static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 {
 	txs->send_head = grim_txs_frame_at(txs, seq);
 	txs->snd_nxt = seq;
 	txs->recover = txs->next_sent;
-	txs->dupacks = 0;
 	txs->fast = false;
 	txs->probed = false;
 	txs->sack_skip = false;
@@ -642,14 +714,14 @@ static bool grim_txs_sacked(const struct grim_txs *txs, u32 seq)
  * the frames given up start (GRIM_XF_SKIP).
  */
 static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
-			   bool ackreq)
+			   bool ackreq, u32 now)
 {
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
 	struct grim_ctl_msg *cm = (struct grim_ctl_msg *)(lh + 1);
 	struct grim_frag_hdr *fh;
 	struct grim_rxs *rev;
 
-	cm->tsval = htonl(grim_ts_now());
+	cm->tsval = htonl(now);
 	cm->tsecr = 0;
 	if (ackreq)
 		lh->flags |= GRIM_FF_ACKREQ;
@@ -689,6 +761,7 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
 {
 	struct grim_link_hdr *lh = (struct grim_link_hdr *)skb->data;
 	struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
+	u32 now = grim_ts_now();
 
 	if (!fcb->stamped) {
 		lh->src_gen = htonl(txs->peer->lgen);
@@ -698,8 +771,9 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
 		__skb_header_release(skb);
 		fcb->stamped = true;
 	}
-	grim_frame_ack(txs, skb, ackreq);
+	grim_frame_ack(txs, skb, ackreq, now);
 	grim_frame_finish_head(skb, fcb->crc_tail);
+	fcb->xmit_ts = now;
 	return skb_clone(skb, GFP_ATOMIC);
 }
 
@@ -709,21 +783,26 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
 static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
 				       struct sk_buff *skb, bool ackreq)
 {
+	struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
+	u32 now = grim_ts_now();
 	struct sk_buff *copy;
 
 	copy = pskb_copy(skb, GFP_ATOMIC);
 	if (!copy)
 		return NULL;
-	grim_frame_ack(txs, copy, ackreq);
-	grim_frame_finish_head(copy, GRIM_FRAME_CB(skb)->crc_tail);
+	grim_frame_ack(txs, copy, ackreq, now);
+	grim_frame_finish_head(copy, fcb->crc_tail);
+	fcb->xmit_ts = now;
+	fcb->resent = true;
+	fcb->marked = false;
 	return copy;
 }
 
 /* Resend frame @skb alone, flagged for an ACK at once.  A loss probe's
  * copy (@probe) leaves the frame's round trip measurable: see
- * grim_txs_ack_to().  Peer lock held.
+ * grim_txs_ack_to().  Returns whether it went.  Peer lock held.
  */
-static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
+static bool grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
 			    bool probe)
 {
 	struct grim_peer *peer = txs->peer;
@@ -731,43 +810,131 @@ static void grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
 
 	copy = grim_frame_copy(txs, skb, true);
 	if (!copy)
-		return;	/* the retransmission timer goes back for it */
+		return false;	/* the retransmission timer goes back for it */
 	if (!probe)
 		GRIM_FRAME_CB(skb)->retx = true;
-	txs->hole_sent = jiffies;
-	txs->hole_mark = txs->next_sent;
 	trace_grim_retransmit(peer->node, txs->src_chan, txs->dst_chan,
 			      GRIM_FRAME_CB(skb)->seq);
 	grim_count(peer->ni, peer, GRIM_STAT_RETRANS_FRAMES);
 	grim_count(peer->ni, peer, GRIM_STAT_TX_FRAMES);
 	grim_peer_xmit(peer, copy);
+	return true;
 }
 
-/* Fill the holes an ACK of @seq reports: frames from @seq up to the last
- * one the receiver holds (bit i of @held: frame @seq + 1 + i), that are
- * not held and were not resent already in this recovery.  Without a
- * report, the hole at @seq alone.  Peer lock held.
+/* Whether bit @f - @seq - 1 of a report @held of what the receiver holds
+ * past its gap at @seq says it holds frame @f.
  */
-static void grim_txs_fill_holes(struct grim_txs *txs, u32 seq, u64 held)
+static bool grim_held(u32 seq, u64 held, u32 f)
 {
-	u32 end = seq + 1 + (held ? fls64(held) - 1 : 0);
-	struct sk_buff *skb;
-	u32 f;
+	u32 d = f - seq - 1;
 
+	return f != seq && d < BITS_PER_TYPE(held) && (held & BIT_ULL(d));
+}
+
+/* Resend the frames below @end that the receiver lacks (not in the
+ * report @held past @seq) although a frame sent @reo_wnd or more after
+ * them has arrived (@rack: its send time): RACK's rule (RFC 8985), with
+ * the frames' own send times.  Reordering shorter than reo_wnd costs
+ * nothing; a resent frame has a new send time, so it is resent again
+ * only when a frame sent reo_wnd after the resend arrives without it (a
+ * lost retransmission).  Returns how many went.  Peer lock held.
+ */
+static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 seq, u64 held,
+			      u32 rack, u32 end)
+{
+	s32 reo = grim_txs_reo_wnd(txs);
+	struct sk_buff *skb;
+	u32 f, n = 0;
+
+	if (!grim_ts_age(rack))
+		return 0;
+	/* Until reordering has been seen, three frames held past a hole
+	 * are proof enough (RFC 8985 6.2): a loss early in a burst sent
+	 * within reo_wnd is found at once, not by the loss probe.
+	 */
+	if (!txs->reo_shift && hweight64(held) >= GRIM_DUPACK_THRESH)
+		reo = 0;
+	/* The receiver takes no frame further than its report reaches
+	 * past the gap: what lies beyond goes when the stream moves.
+	 */
+	if (grim_seq_after(end, seq + 1 + BITS_PER_TYPE(held)))
+		end = seq + 1 + BITS_PER_TYPE(held);
 	if (grim_seq_after(end, txs->snd_nxt))
 		end = txs->snd_nxt;
 	skb_queue_walk(&txs->frames, skb) {
-		f = GRIM_FRAME_CB(skb)->seq;
+		struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
+
+		f = fcb->seq;
 		if (!grim_seq_before(f, end))
 			break;
-		if (grim_seq_before(f, txs->rtx_next))
+		if ((s32)(rack - fcb->xmit_ts) < reo) {
+			/* First copies go in sequence order, and a resend
+			 * only makes a frame's send time later: no frame
+			 * after a first copy sent this late is older.
+			 */
+			if (!fcb->resent)
+				break;
 			continue;
-		if (f != seq && held & BIT_ULL(f - seq - 1))
+		}
+		if (grim_held(seq, held, f))
 			continue;
-		grim_txs_resend(txs, skb, false);
+		if (!grim_txs_resend(txs, skb, false))
+			break;
+		fcb->marked = true;
+		n++;
 	}
-	if (grim_seq_after(end, txs->rtx_next))
-		txs->rtx_next = end;
+	return n;
+}
+
+/* An ACK of @seq from the receiver itself (not one riding on its data),
+ * with the report @held of the frames it holds past the gap: date what
+ * arrived, resend what is lost, and enter recovery if that is new.  The
+ * congestion window is cut once per window of frames.  Peer lock held.
+ */
+static void grim_txs_recover(struct grim_txs *txs, u32 seq, u64 held)
+{
+	struct grim_peer *peer = txs->peer;
+	struct sk_buff *skb;
+
+	if (held) {
+		u32 end = seq + 1 + fls64(held);
+
+		skb_queue_walk(&txs->frames, skb) {
+			struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
+
+			if (!grim_seq_before(fcb->seq, end) ||
+			    !grim_seq_before(fcb->seq, txs->snd_nxt))
+				break;
+			if (!fcb->resent && grim_held(seq, held, fcb->seq))
+				grim_txs_rack(txs, fcb->xmit_ts);
+		}
+	}
+	if (!grim_txs_mark_lost(txs, seq, held, txs->rack_ts, txs->snd_nxt) ||
+	    txs->fast)
+		return;
+	txs->fast = true;
+	if (!grim_seq_before(seq, txs->recover)) {
+		grim_count(peer->ni, peer, GRIM_STAT_FAST_RETRANS);
+		grim_peer_cwnd_loss(peer, false);
+		if (txs->reo_calm < GRIM_REO_CALM) {
+			txs->reo_calm++;
+		} else if (txs->reo_shift) {
+			txs->reo_shift--;
+			txs->reo_calm = 0;
+		}
+	}
+	txs->recover = txs->next_sent;
+}
+
+/* The receiver's last report, if it came since the last timeout, for
+ * the frames from snd_una on.
+ */
+static u64 grim_txs_report(const struct grim_txs *txs)
+{
+	u32 shift = txs->snd_una - txs->sack_seq;
+
+	return txs->sack_fresh && shift < BITS_PER_TYPE(txs->sack_map) ?
+	       txs->sack_map >> shift : 0;
 }
 
 /* When the timer fires next: at the loss probe, then at the rest of the
@@ -1042,8 +1209,19 @@ static void grim_txs_timer(struct timer_list *t)
 		if (grim_txs_timeout(txs) < txs->rto) {
 			grim_count(ni, peer, GRIM_STAT_PROBES);
 			txs->probed = true;
-			if (skb)
+			if (skb) {
+				u64 held = grim_txs_report(txs);
+
 				grim_txs_resend(txs, skb, true);
+				/* The holes the last report showed, if
+				 * they had a round trip to arrive.
+				 */
+				if (held)
+					grim_txs_mark_lost(txs, txs->snd_una, held,
+							   grim_ts_now() -
+							   (txs->srtt_ts8 >> 3),
+							   txs->snd_una + fls64(held));
+			}
 			/* the rest of the retransmission timeout */
 			grim_txs_arm(txs);
 			goto out;
@@ -1181,68 +1359,18 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		}
 		if (txs->snd_nxt == txs->snd_una || txs->held)
 			return;
-		if (txs->fast) {
-			/* Still no progress a round trip after the hole was
-			 * filled, or the receiver holds frames first sent
-			 * after that (a round trip may be far below a
-			 * jiffy): the resent frame was lost as well.
-			 */
-			if ((time_after(jiffies, txs->hole_sent +
-					(txs->srtt8 >> 3)) ||
-			     (held && !grim_seq_before(seq + fls64(held),
-						       txs->hole_mark))) &&
-			    ++txs->dupacks >= GRIM_DUPACK_THRESH) {
-				txs->dupacks = 0;
-				txs->rtx_next = seq;
-			}
-			/* Later frames held show more holes. */
-			grim_txs_fill_holes(txs, seq, held);
-			return;
-		}
-		/* No progress: a frame after snd_una went missing. */
-		if (!grim_seq_before(seq, txs->recover) &&
-		    ++txs->dupacks == GRIM_DUPACK_THRESH) {
-			grim_count(ni, peer, GRIM_STAT_FAST_RETRANS);
-			grim_peer_cwnd_loss(peer, false);
-			txs->recover = txs->next_sent;
-			txs->dupacks = 0;
-			txs->fast = true;
-			txs->rtx_next = seq;
-			grim_txs_fill_holes(txs, seq, held);
-		}
+		/* No progress: frames after snd_una arrived, this one
+		 * not (yet).
+		 */
+		grim_txs_rack(txs, grim_ts_age(ntohl(cm->tsecr)) ?
+				   ntohl(cm->tsecr) : 0);
+		grim_txs_recover(txs, seq, held);
 		return;
 	}
 	trace_grim_ack(peer->node, txs->src_chan, txs->dst_chan, seq);
 	timed = grim_txs_ack_to(txs, seq, ntohl(cm->tsecr));
-	txs->dupacks = 0;
-	if (txs->fast) {
-		/* Short of recover: another gap in the same window.  With
-		 * the receiver's report, resend what it lacks.  A plain ACK
-		 * says it holds nothing past the gap: unless that frame was
-		 * resent already, go back.  (An ACK on a data frame carries
-		 * no report; the receiver's own ACK for the gap follows.)
-		 */
-		if (!grim_seq_before(seq, txs->recover))
-			txs->fast = false;
-		else if (held)
-			grim_txs_fill_holes(txs, seq, held);
-		else if (!piggybacked && !grim_seq_before(seq, txs->rtx_next))
-			grim_txs_rollback(txs, seq);
-	} else if (txs->probed && !piggybacked && seq != txs->snd_nxt) {
-		/* The answer to a loss probe, and what was sent before the
-		 * probe has had time to arrive.  Without a report the
-		 * receiver holds none of it (a refusal whose NACK was lost
-		 * dropped it, say): go back now, not one probe per frame.
-		 */
-		if (held) {
-			txs->recover = txs->next_sent;
-			txs->fast = true;
-			txs->rtx_next = seq;
-			grim_txs_fill_holes(txs, seq, held);
-		} else {
-			grim_txs_rollback(txs, seq);
-		}
-	}
+	if (txs->fast && !grim_seq_before(seq, txs->recover))
+		txs->fast = false;
 	/* The endpoint took frames past any refusal: a NACK that overtook
 	 * this ACK (they may leave the peer on different CPUs) is over.
 	 */
@@ -1263,6 +1391,14 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->probed = false;
 	txs->progress = jiffies;
+	/* With the receiver's own ACK, resend what it lacks.  Without a
+	 * report it holds nothing past the new gap (a refusal whose NACK
+	 * was lost dropped what followed, say): what was sent reo_wnd
+	 * before the frame the ACK dates goes again.  An ACK riding on
+	 * data carries no report: the receiver's own ACK follows.
+	 */
+	if (!piggybacked && txs->snd_nxt != txs->snd_una)
+		grim_txs_recover(txs, seq, held);
 	grim_txs_push(txs);
 }
 
@@ -1807,12 +1943,13 @@ static void grim_txs_aborted(struct grim_txs *txs, u32 from)
 	txs->skip = false;
 	txs->sack_fresh = false;
 	txs->sack_skip = false;
+	txs->sack_map = 0;
 	txs->held = false;
 	txs->probe = false;
 	txs->rto_one = false;
 	txs->probed = false;
 	txs->fast = false;
-	txs->dupacks = 0;
+	txs->rack_ts = 0;
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->progress = jiffies;
@@ -1947,6 +2084,8 @@ static void grim_txs_renumber(struct grim_txs *txs)
 		GRIM_FRAME_CB(skb)->seq = seq;
 		GRIM_FRAME_CB(skb)->stamped = false;
 		GRIM_FRAME_CB(skb)->retx = false;
+		GRIM_FRAME_CB(skb)->resent = false;
+		GRIM_FRAME_CB(skb)->marked = false;
 		cm->seq = htonl(seq);
 		cm->inc = htonl(txs->inc);
 		seq++;
