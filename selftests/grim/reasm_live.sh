@@ -111,6 +111,10 @@ for ((i = 0; i < (4 * DEAD_MS + 1000 + 4000) / 100; i++)); do
 	sleep 0.1
 done
 ms=$((($(date +%s%N) - t0) / 1000000))
+# Once seen on 6.1 (one run in eight): never given up within the wait.
+# What host 2 did with the forged frames, should it happen again.
+[ "$(stat 2 rx_reassembly_timeouts)" -ge 2 ] ||
+	log "host 2 after $ms ms: $(nsx 2 ethtool -S grim0 | grep -E 'stale|reassembl|quer|not_ours|unknown|no_ep|drop_frag|drop_msg|limit' | tr -s ' \n' ' ')"
 check_eq "$(stat 2 rx_reassembly_timeouts)" 2 "reassemblies given up with no answer"
 [ $ms -ge $((4 * DEAD_MS - 500)) ] || fail "given up after $ms ms, before 4 times dead_ms"
 log "given up $ms ms after the frame, $(stat 2 rx_stream_queries) queries in all"
