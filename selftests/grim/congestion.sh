@@ -21,14 +21,6 @@ require_grim
 require_grim_tool
 require_mod sch_tbf
 
-# peer_path HOST NODE: "CWND INFLIGHT SRTT_US" of HOST's peer NODE.
-peer_path() {
-	nsx "$1" "$GRIM" peer show dev grim0 | awk -v n="$2" '$2 == "node" && $3 == n {
-		for (i = 4; i < NF; i++) v[$i] = $(i + 1) + 0
-		print v["cwnd"], v["inflight"], v["srtt"]; f = 1 }
-		END { if (!f) print "missing" }'
-}
-
 RATE_BIT=4000000	# 4 Mbit/s: 500,000 bytes a second
 SECS=20
 SIZE=4000

@@ -387,6 +387,13 @@ grim_streams() {
 grim_peers() {
 	nsx "$1" "$GRIM" peer show dev grim0 | awk '$2 == "node" { print $3, $4 }'
 }
+# peer_path HOST NODE: "CWND INFLIGHT SRTT_US" of HOST's peer NODE (grim tool).
+peer_path() {
+	nsx "$1" "$GRIM" peer show dev grim0 | awk -v n="$2" '$2 == "node" && $3 == n {
+		for (i = 4; i < NF; i++) v[$i] = $(i + 1) + 0
+		print v["cwnd"], v["inflight"], v["srtt"]; f = 1 }
+		END { if (!f) print "missing" }'
+}
 # grim_stream_frames HOST: data, ACK and CLOSE frames HOST's grim0 sent.
 grim_stream_frames() {
 	echo $(($(stat "$1" tx_frames) + $(stat "$1" tx_acks) + $(stat "$1" tx_closes)))

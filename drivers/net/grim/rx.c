@@ -971,10 +971,20 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 			grim_drop(ni, peer, skb, GRIM_STAT_DROP_REFUSED);
 			return;
 		}
-		if (grim_seq_before(seq, rxs->rcv_nxt))
+		if (grim_seq_before(seq, rxs->rcv_nxt)) {
+			/* A copy of a frame taken already: its ACK was
+			 * lost, and the sender resent it.  Echo this
+			 * copy's send time if it is the newer (RFC 7323,
+			 * 4.3): the echo of the first copy would time the
+			 * sender's wait for the lost ACK as a round trip.
+			 */
+			tsval = ntohl(cm->tsval);
+			if ((s32)(tsval - rxs->ts_recent) > 0)
+				rxs->ts_recent = tsval;
 			grim_drop(ni, peer, skb, GRIM_STAT_DUP_FRAMES);
-		else
+		} else {
 			grim_rx_hold(ni, peer, rxs, skb, seq);
+		}
 		/* Tell the sender where we are: heals lost ACKs, and
 		 * duplicate ACKs point it at the gap.
 		 */
