@@ -12,13 +12,15 @@
  *    arrived.  Only this stream rolls back to n and holds for a back-off
  *    that doubles while NACKs repeat; then frame n alone probes the
  *    endpoint, and the window reopens when it is ACKed.
- *  - Loss probe: no progress for two round trips; resend the oldest
- *    unacknowledged frame alone, flagged for an ACK at once.  A lost ACK
- *    at a full window, when nothing else makes the receiver speak, then
- *    costs a probe instead of a timeout.  The answer shows what the
- *    receiver lacks of all that was sent before the probe: resend that.
- *  - Retransmission timer: no progress for rto; go back to the oldest
- *    unacknowledged frame, doubling rto up to GRIM_MAX_RTO_MS, and send
+ *  - Loss probe: no progress for two round trips (rto at most); resend
+ *    the oldest unacknowledged frame alone, flagged for an ACK at once.
+ *    A lost ACK at a full window, or a lost last frame, when nothing
+ *    else makes the receiver speak, then costs a probe instead of a
+ *    timeout.  The answer shows what the receiver lacks of all that was
+ *    sent before the probe: resend that.
+ *  - Retransmission timer: no progress for rto after the probe; go back
+ *    to the oldest unacknowledged frame, doubling rto up to
+ *    GRIM_MAX_RTO_MS, and send
  *    the window again but for the frames the receiver's last report
  *    (if one came since the last timeout) said it held.  If the loss
  *    counts as congestion, that frame goes alone until an ACK moves the
@@ -937,17 +939,28 @@ static u64 grim_txs_report(const struct grim_txs *txs)
 	       txs->sack_map >> shift : 0;
 }
 
-/* When the timer fires next: at the loss probe, then at the rest of the
- * retransmission timeout.  No probe while a NACKed stream probes the
- * endpoint: NACKs pace that.
+/* Whether the timer's next expiry sends a loss probe: once per stall,
+ * not while a NACKed stream probes the endpoint (NACKs pace that), nor
+ * while one frame finds out what the receiver holds after a timeout.
+ */
+static bool grim_txs_may_probe(const struct grim_txs *txs)
+{
+	return !txs->probed && !txs->probe && !txs->rto_one;
+}
+
+/* When the timer fires next, from the progress stamp: at the loss probe
+ * (two round trips, no later than the retransmission timeout), then a
+ * whole retransmission timeout after the probe (RFC 8985, 7.3), so that
+ * the probe's answer has a round trip to come back.  A stall always
+ * costs a probe first: a timeout goes back over the whole window and
+ * may cut the congestion window, a probe resends one frame.
  */
 static unsigned long grim_txs_timeout(struct grim_txs *txs)
 {
 	unsigned long pto = max_t(unsigned long, txs->srtt8 >> 2,
 				  GRIM_PROBE_MIN);
 
-	return txs->probed || txs->probe || txs->rto_one || pto >= txs->rto ?
-	       txs->rto : pto;
+	return grim_txs_may_probe(txs) ? min(pto, txs->rto) : txs->rto;
 }
 
 /* Make sure the timer fires by the deadline the progress stamp gives;
@@ -1206,7 +1219,7 @@ static void grim_txs_timer(struct timer_list *t)
 			mod_timer(&txs->timer, due);
 			goto out;
 		}
-		if (grim_txs_timeout(txs) < txs->rto) {
+		if (grim_txs_may_probe(txs)) {
 			grim_count(ni, peer, GRIM_STAT_PROBES);
 			txs->probed = true;
 			if (skb) {
@@ -1222,7 +1235,8 @@ static void grim_txs_timer(struct timer_list *t)
 							   (txs->srtt_ts8 >> 3),
 							   txs->snd_una + fls64(held));
 			}
-			/* the rest of the retransmission timeout */
+			/* A whole retransmission timeout from the probe. */
+			txs->progress = jiffies;
 			grim_txs_arm(txs);
 			goto out;
 		}
