@@ -29,8 +29,6 @@ py() {
 }
 npeers() { py "$1" "len(d)" peer show dev grim0; }
 nrxs() { py "$1" "sum(p['rx_streams'] for p in d)" peer show dev grim0; }
-# unreclaimable slab, KiB
-slab_kb() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
 
 cap1=$(mktemp) cap2=$(mktemp)
 at_exit "rm -f $cap1 $cap2 $cap1.out $cap2.out"

@@ -387,6 +387,17 @@ grim_streams() {
 grim_peers() {
 	nsx "$1" "$GRIM" peer show dev grim0 | awk '$2 == "node" { print $3, $4 }'
 }
+# slab_kb: the unreclaimable slab (SUnreclaim), KiB, with every slab cache
+# shrunk first: empty slabs go back to the page allocator, and a KASAN
+# kernel's quarantine of freed objects (make check-debug) is drained, so
+# that what is left is what is allocated.
+slab_kb() {
+	local f
+	for f in /sys/kernel/slab/*/shrink; do
+		echo 1 >"$f" 2>/dev/null
+	done
+	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
+}
 # peer_path HOST NODE: "CWND INFLIGHT SRTT_US" of HOST's peer NODE (grim tool).
 peer_path() {
 	nsx "$1" "$GRIM" peer show dev grim0 | awk -v n="$2" '$2 == "node" && $3 == n {

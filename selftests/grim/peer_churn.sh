@@ -37,7 +37,6 @@ has_peer() { grim_peers "$1" | awk -v n="$2" '$1 == n { c++ } END { print c + 0 
 peer_state() {
 	grim_peers "$1" | awk -v n="$2" '$1 == n { s = $2 } END { print s ? s : "gone" }'
 }
-slab_kb() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 pretty "" "3 hosts, hello $HELLO_MS ms, dead $DEAD_MS ms; host 1 streams to host 2"

@@ -28,7 +28,6 @@ JOBS=4
 PORT=300
 BOUND_KB=2048
 
-sunreclaim() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
 
 pretty "" "two hosts, grim links 1 and 2"
 setup_hosts 2
@@ -43,7 +42,7 @@ bg nsx 2 "$RDM" echo -p $PORT -t 3000
 wait_bound 2 $PORT
 # Let the discovery streams idle out, then take the baseline.
 sleep 3
-slab0=$(sunreclaim)
+slab0=$(slab_kb)
 stats 1; fail0=${S[tx_msgs_failed]?}
 stats 2; fail1=${S[tx_msgs_failed]?}
 log "unreclaimable slab before: $slab0 kB"
@@ -110,7 +109,7 @@ check_eq "$(($(grim_stream_frames 2) - g0))" 0 "data, ACK and CLOSE frames host 
 pretty "" "memory: the slab is back near where it started"
 netem_clear
 sleep 2
-slab1=$(sunreclaim)
+slab1=$(slab_kb)
 log "unreclaimable slab after: $slab1 kB (before: $slab0 kB, bound +$BOUND_KB kB)"
 [ $((slab1 - slab0)) -le $BOUND_KB ] ||
 	fail "unreclaimable slab grew by $((slab1 - slab0)) kB over $COUNT sockets"
