@@ -85,7 +85,10 @@ out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m reasmlive -k $n -w 500 \
 log "$out"
 q=$(rxq 2 100)
 log "port 100 on host 2 holds $q bytes"
-[ "${q:-0}" -ge 64000 ] || fail "the reassembly lost its room while its frames came"
+[ "${q:-0}" -ge 64000 ] ||
+	fail "the reassembly lost its room while its frames came;" \
+	     "host 2: $(nsx 2 ethtool -S grim0 | grep -E 'rx_(frames|drop|reassembl|stale|streams)|query' |
+			grep -v ': 0$' | tr -s ' \n' ' ')"
 check_eq "$(stat 2 rx_reassembly_timeouts)" 0 "reassemblies given up while their frames came"
 t0=$(date +%s%N)
 for ((i = 0; i < (DEAD_MS + 1000 + 3000) / 100; i++)); do
