@@ -21,10 +21,12 @@
 # Environment: GRIM_TEST_TIMEOUT (per test, default 3600 s),
 # GRIM_TEST_RESTART_STREAMS (restart.sh's sockets, default 1000),
 # GRIM_TEST_FAULT_MSGS (faults.sh's messages, default 20000),
-# GRIM_TEST_STREAMS_COUNT (streams.sh's sockets, default 20000): the
-# kernel checks every allocation and lock, and is not for scale (at the
-# counts of make check, faults.sh did not end in its 25 minutes beside
-# mesh.sh, and streams.sh took 15 minutes),
+# GRIM_TEST_STREAMS_COUNT (streams.sh's sockets, default 20000),
+# GRIM_TEST_MESH_HOSTS (mesh.sh's hosts, default 8): the kernel checks
+# every allocation and lock, and is not for scale (at the counts of make
+# check, faults.sh did not end in its 25 minutes beside mesh.sh,
+# streams.sh took 15 minutes, and mesh.sh's 32 hosts sent 7 of their 40
+# messages per peer in its 10 minutes),
 # GRIM_TEST_SLOW (what the tests' time bounds are multiplied by, default
 # 5: the debug kernel runs about five times slower under TCG),
 # GRIM_VM_TIMEOUT (the whole VM, default 18000 s), GRIM_VM_MEM (3G),
@@ -247,6 +249,7 @@ GRIM_VM_TIMEOUT=${GRIM_VM_TIMEOUT:-18000} \
 GRIM_TEST_RESTART_STREAMS=${GRIM_TEST_RESTART_STREAMS:-1000} \
 GRIM_TEST_FAULT_MSGS=${GRIM_TEST_FAULT_MSGS:-20000} \
 GRIM_TEST_STREAMS_COUNT=${GRIM_TEST_STREAMS_COUNT:-20000} \
+GRIM_TEST_MESH_HOSTS=${GRIM_TEST_MESH_HOSTS:-8} \
 GRIM_TEST_SLOW=${GRIM_TEST_SLOW:-5} \
 GRIM_TEST_KMEMLEAK=1 GRIM_VM_LOG_IGNORE="$log_ignore" \
 	scripts/vm-run.sh "$@" 2>&1 | tee "$vlog" |
