@@ -20,16 +20,16 @@
  *    sent before the probe: resend that.
  *  - Retransmission timer: no progress for rto after the probe; go back
  *    to the oldest unacknowledged frame, doubling rto up to
- *    GRIM_MAX_RTO_MS, and send
- *    the window again but for the frames the receiver's last report
- *    (if one came since the last timeout) said it held.  If the loss
- *    counts as congestion, that frame goes alone until an ACK moves the
- *    stream (which skips what the receiver held).  Progress is a
- *    time stamp; the timer is not moved on every ACK, nor stopped when
- *    all is acknowledged.  It looks at the stamp when it fires and, if
- *    the stream moved meanwhile, sleeps again until the deadline the
- *    stamp gives.  A request-response pattern thus touches the timer
- *    wheel about once per probe interval, not twice per message.
+ *    GRIM_MAX_RTO_MS, and send the window again but for the frames the
+ *    receiver's last report (if one came since the last timeout) said it
+ *    held.  If the loss counts as congestion, that frame goes alone
+ *    until an ACK moves the stream (which skips what the receiver held).
+ *    Progress is a time stamp; the timer is not moved on every ACK, nor
+ *    stopped when all is acknowledged.  It looks at the stamp when it
+ *    fires and, if the stream moved meanwhile, sleeps again until the
+ *    deadline the stamp gives.  A request-response pattern thus touches
+ *    the timer wheel about once per probe interval, not twice per
+ *    message.
  *  - Loss detection by time (RACK, RFC 8985): a frame the receiver lacks
  *    (its report, SACK, does not show it held) is lost once a frame sent
  *    reo_wnd after it has arrived; until reordering has been seen, once
