@@ -1056,6 +1056,12 @@ static void mode_hello(void)
 	}
 }
 
+/* The later of two generations, in sequence order. */
+static uint32_t later(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0 ? a : b;
+}
+
 /* A generation GRIM's clock gives now (drivers/net/grim/peer.c), plus OFF. */
 static uint32_t clock_gen(uint32_t off)
 {
@@ -1119,10 +1125,11 @@ static void mode_churn(void)
  * another MAC (or from -M SRCMAC, the real NI's for one), with a newer
  * session generation, WAIT_MS after the template was seen (or once
  * GOFILE exists, with -g): a receiver must not let them take the session
- * from the real NI for good.  The generation is the template's plus
- * 100000, or with -G the clock's plus GENOFF (mod 2^32): one about 2^31
- * past the clock is newer than a young session's, yet the clock is past
- * it in sequence order.
+ * from the real NI for good.  The generation is 100000 past the later
+ * of the template's and the clock's (a session older than 100 s would
+ * otherwise be forged behind the clock), or with -G the clock's plus
+ * GENOFF (mod 2^32): one about 2^31 past the clock is newer than a
+ * young session's, yet the clock is past it in sequence order.
  */
 /* -g GOFILE: once the template is taken, wait (up to -t) until GOFILE
  * exists.  Returns 0 without -g.
@@ -1167,7 +1174,8 @@ static void mode_probe(void)
 		if (have_genoff)
 			lh->src_gen = htonl(clock_gen(genoff) + 2 * k);
 		else
-			lh->src_gen = htonl(ntohl(tmpl.src_gen) + 100000 + k);
+			lh->src_gen = htonl(later(ntohl(tmpl.src_gen),
+						  clock_gen(0)) + 100000 + k);
 		if (!k)
 			printf("probe: generation %08x, the template's %08x, the clock's %08x\n",
 			       ntohl(lh->src_gen), ntohl(tmpl.src_gen), clock_gen(0));

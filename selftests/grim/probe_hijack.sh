@@ -53,7 +53,7 @@ senders=()
 for i in 2 3; do
 	wait_peer_up 1 $i
 	wait_peer_up $i 1
-	bg nsx $i "$RDM" recv -p 101 -n 100000000 -t 600
+	bg nsx $i "$RDM" recv -p 101 -n 100000000 -t $((600 * SLOW))
 	wait_bound $i 101
 	bg nsx 1 "$RDM" send -d $i -p 101 -n 100000000 -M 200 -S 7
 	senders+=($!)
@@ -93,7 +93,7 @@ check_eq "$(stat 3 peer_session_resets)" 0 "session resets on host 3 (static pee
 for i in 2 3; do
 	pretty "" "a forged probe from node 1's own MAC to host $i, with a newer generation"
 	# traffic for grim_inject's template of the session
-	bg nsx $i "$RDM" recv -p 121 -n 100000000 -t 600
+	bg nsx $i "$RDM" recv -p 121 -n 100000000 -t $((600 * SLOW))
 	wait_bound $i 121
 	bg nsx 1 "$RDM" send -d $i -p 121 -n 100000000 -M 200 -S 7
 	r0=$(stat 1 peer_session_resets)
@@ -118,9 +118,9 @@ pretty "" "a forged hello claims a restart of node 1 while both send"
 o1=$(mktemp)
 o2=$(mktemp)
 at_exit "rm -f $o1 $o2"
-bg nsx 2 "$RDM" recv -p 161 -n 100000000 -g -t 600
+bg nsx 2 "$RDM" recv -p 161 -n 100000000 -g -t $((600 * SLOW))
 wait_bound 2 161
-bg nsx 1 "$RDM" recv -p 162 -n 100000000 -g -t 600
+bg nsx 1 "$RDM" recv -p 162 -n 100000000 -g -t $((600 * SLOW))
 wait_bound 1 162
 bg nsx 1 "$RDM" send -d 2 -p 161 -n 100000000 -M 200 -S 7 >"$o1" 2>&1
 s1=$!
@@ -171,7 +171,7 @@ back 2 1 "after the forged hello"
 pretty "" "a forged probe from node 1's MAC, half the ring past the clock"
 for k in 1 2; do
 	# a sender to sniff: the first forged probe ends it with ECONNRESET
-	bg nsx 2 "$RDM" recv -p $((150 + k)) -n 100000000 -g -t 600
+	bg nsx 2 "$RDM" recv -p $((150 + k)) -n 100000000 -g -t $((600 * SLOW))
 	wait_bound 2 $((150 + k))
 	bg nsx 1 "$RDM" send -d 2 -p $((150 + k)) -n 100000000 -M 200 -S 7
 	r0=$(stat 1 peer_session_resets)
@@ -183,7 +183,13 @@ for k in 1 2; do
 	out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m probe -k 1 -t 60 \
 		-M "$(host_mac 1)" "${gen[@]}" 2>&1) || fail "grim_inject: $out"
 	log "$out"
-	sleep 4
+	# node 1 hears of it at host 2's next probe; then two seconds more
+	# for a node that would start over at every probe (one each 50 ms)
+	for ((t = 0; t < 100 * SLOW; t++)); do
+		[ "$(stat 1 peer_session_resets)" -gt "$r0" ] && break
+		sleep 0.1
+	done
+	sleep 2
 	r=$(($(stat 1 peer_session_resets) - r0))
 	log "node 1 started over $r times"
 	[ $r -ge 1 ] || fail "node 1 did not start past the forged session ($k)"
