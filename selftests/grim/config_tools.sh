@@ -63,20 +63,21 @@ pretty "$NS" "ip link add ... type grim without GRIM attributes"
 check_ok ipn link add link veth0 name grim0 type grim
 out=$(check_ok ipn -d link show grim0)
 echo "$out"
-check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 64 streamidle 1000ms peerrate 16 datacrc on" \
+check_match "$out" "grim node 573785173 cluster 0 hello 1000ms dead 4000ms rto 20ms window 1024 streamidle 1000ms peerrate 16 datacrc on" \
 	"defaults (node from the lower MAC 22:33:44:55)"
 
 pretty "$NS" "ethtool -i"
 out=$(check_ok ip netns exec "$NS" ethtool -i grim0)
 echo "$out"
 check_match "$out" "driver: grim" "driver"
-check_match "$out" "firmware-version: grim-wire-7" "firmware version"
+check_match "$out" "firmware-version: grim-wire-8" "firmware version"
 check_match "$out" "bus-info: veth0" "bus-info is the lower device"
 
 pretty "$NS" "ethtool -g/-G: the TX window and the RX hold"
 out=$(check_ok ip netns exec "$NS" ethtool -g grim0)
 echo "$out"
 check_match "$out" "TX:[[:space:]]+4096" "max TX window"
+check_match "$out" "RX:[[:space:]]+1024" "frames held past a gap"
 check_ok ip netns exec "$NS" ethtool -G grim0 tx 256
 check_match "$(ipn -d link show grim0)" "window 256" "window after ethtool -G"
 check_match "$(ip netns exec "$NS" ethtool -g grim0 | sed -n '/Current/,$p')" \

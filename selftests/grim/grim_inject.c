@@ -32,8 +32,9 @@
  *               ending the message short; first fragments whose message
  *               header lies about the message length
  *   sack        valid CRC and session, ACKs flagged GRIM_FF_SACK whose
- *               report is cut short, or that report on a stream the
- *               receiver never sent on
+ *               report is cut short (no word, or a partial one), longer
+ *               than GRIM_SACK_WORDS words, or that report on a stream
+ *               the receiver never sent on
  *   reasm       valid session and CRC: COUNT first fragments of 64000-byte
  *               messages to the endpoint PORT, each on a fresh stream,
  *               whose other fragments never come; each one that the
@@ -741,8 +742,9 @@ static void mode_badicsum(void)
 }
 
 /* ACK frames with a SACK report, from the sniffed session: reports cut
- * short (the flag set, fewer than 8 bytes after the control message),
- * and whole random reports on streams the receiver never sent on.
+ * short (the flag set, no whole word after the control message, or a
+ * partial word after whole ones), reports of more words than a report
+ * has, and whole random reports on streams the receiver never sent on.
  */
 static void mode_sack(void)
 {
@@ -755,7 +757,16 @@ static void mode_sack(void)
 
 	need_template();
 	for (k = 0; k < count; k++) {
-		size_t rlen = k % 2 ? sizeof(struct grim_sack) : rnd() % 8;
+		size_t w = sizeof(struct grim_sack);
+		size_t rlen = k % 2 ? w * (1 + rnd() % GRIM_SACK_WORDS) :
+			      k % 4 == 0 ? rnd() % w :
+			      w * (rnd() % GRIM_SACK_WORDS) + 1 + rnd() % (w - 1);
+		int c = k % 2 ? C_BAD_ACK : C_TRUNC;
+
+		if (k % 8 == 7) {
+			rlen = w * (GRIM_SACK_WORDS + 1 + rnd() % 8);
+			c = C_LENGTH;
+		}
 
 		p = build(f, GRIM_FT_ACK, sizeof(*cm) + rlen, &flen);
 		lh = (struct grim_link_hdr *)p;
@@ -767,7 +778,7 @@ static void mode_sack(void)
 		for (i = 0; i < rlen; i++)
 			p[CTL_LEN + i] = k % 4 == 1 ? 0xff : rnd();
 		seal(p, flen - ETH_HLEN);
-		xmit(f, flen, k % 2 ? C_BAD_ACK : C_TRUNC);
+		xmit(f, flen, c);
 	}
 }
 

@@ -90,6 +90,7 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_TX_DENIALS] = "tx_stream_denials",
 	[GRIM_STAT_PEER_PROBES] = "tx_peer_probes",
 	[GRIM_STAT_RETRANS_SPURIOUS] = "retransmit_spurious",
+	[GRIM_STAT_DROP_PAST_REACH] = "rx_drop_past_reach",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop
@@ -114,6 +115,7 @@ static const u16 grim_drop_reasons[GRIM_STAT_MAX] = {
 	[GRIM_STAT_DROP_LIMIT] = SKB_DROP_REASON_PROTO_MEM,
 	[GRIM_STAT_DROP_BAD_ACK] = SKB_DROP_REASON_INVALID_PROTO,
 	[GRIM_STAT_DROP_NO_STREAM] = SKB_DROP_REASON_PROTO_MEM,
+	[GRIM_STAT_DROP_PAST_REACH] = SKB_DROP_REASON_PROTO_MEM,
 };
 
 enum skb_drop_reason grim_drop_reason(enum grim_stat s)
@@ -288,8 +290,8 @@ static void grim_get_ringparam(struct net_device *dev,
 
 	ring->tx_max_pending = GRIM_MAX_WINDOW;
 	ring->tx_pending = READ_ONCE(ni->window);
-	ring->rx_max_pending = GRIM_MAX_OOO;
-	ring->rx_pending = GRIM_MAX_OOO;
+	ring->rx_max_pending = GRIM_SACK_REACH;
+	ring->rx_pending = GRIM_SACK_REACH;
 }
 
 static int grim_set_ringparam(struct net_device *dev,
@@ -299,7 +301,7 @@ static int grim_set_ringparam(struct net_device *dev,
 {
 	struct grim_ni *ni = netdev_priv(dev);
 
-	if (ring->rx_pending != GRIM_MAX_OOO || ring->rx_mini_pending ||
+	if (ring->rx_pending != GRIM_SACK_REACH || ring->rx_mini_pending ||
 	    ring->rx_jumbo_pending) {
 		NL_SET_ERR_MSG(extack,
 			       "only the TX window (frames in flight per stream) can be set");

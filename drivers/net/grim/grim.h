@@ -43,9 +43,12 @@
 					 * before reo_wnd shrinks a step
 					 */
 #define GRIM_PROBE_MIN		2	/* jiffies before a loss probe, at least */
-/* Frames held past a gap, per stream; at most the 64 a SACK report names. */
-#define GRIM_MAX_OOO		64
+/* Frames held past a gap, per stream: no further than a SACK report
+ * reaches, and no more bytes than a share of the NI's room for them.
+ */
+#define GRIM_SACK_REACH		(64 * GRIM_SACK_WORDS)
 #define GRIM_OOO_MEM		(32 << 20)	/* bytes held so, per NI */
+#define GRIM_OOO_STREAM_MEM	(GRIM_OOO_MEM / 8)	/* and per stream */
 
 #define GRIM_DEF_HELLO_MS	1000
 #define GRIM_TENTATIVE_PROBES	3	/* tentative hellos before the first */
@@ -53,7 +56,7 @@
 #define GRIM_DEF_DEAD_MS	4000
 #define GRIM_DEF_RTO_MS		20
 #define GRIM_MAX_RTO_MS		1000
-#define GRIM_DEF_WINDOW		64
+#define GRIM_DEF_WINDOW		GRIM_SACK_REACH
 #define GRIM_MAX_WINDOW		4096
 /* A peer's congestion window, in frames (tx.c, "Congestion"). */
 #define GRIM_CWND_INIT		64
@@ -179,6 +182,7 @@ enum grim_stat {
 	GRIM_STAT_TX_DENIALS,
 	GRIM_STAT_PEER_PROBES,
 	GRIM_STAT_RETRANS_SPURIOUS,
+	GRIM_STAT_DROP_PAST_REACH,
 	GRIM_STAT_MAX
 };
 
@@ -246,7 +250,11 @@ struct grim_txs {
 	u8 reo_shift;		/* reo_wnd's growth by spurious resends */
 	u8 reo_calm;		/* recoveries since the last spurious resend */
 	u32 sack_seq;		/* the receiver's last report: it lacked this, */
-	u64 sack_map;		/* and held frame sack_seq + 1 + i for bit i */
+	u64 sack_map[GRIM_SACK_WORDS];	/* and held frame sack_seq + 1 +
+					 * 64 * j + i for bit i of word j
+					 */
+	u8 sack_words;		/* of sack_map; the others hold nothing */
+	u32 sack_ts;		/* the receiver's clock at that report */
 	bool sack_fresh;	/* a report came since the last timeout */
 	bool sack_skip;		/* going back: skip what the report held */
 	bool held;		/* rolled back by a NACK, waiting to resume */
@@ -305,6 +313,12 @@ struct grim_rxs {
 	struct list_head reasm_link;	/* on peer->reasm_list: REASM */
 	struct grim_ep *ep;	/* endpoint of the message in reassembly */
 	struct sk_buff_head ooo;	/* frames past a gap, by sequence */
+	u64 *ooo_map;		/* while ooo holds frames, GRIM_SACK_WORDS
+				 * words: bit s % GRIM_SACK_REACH set, frame s
+				 * is on ooo (they all lie within
+				 * GRIM_SACK_REACH past rcv_nxt)
+				 */
+	u32 ooo_bytes;		/* their truesize */
 	struct sk_buff *reasm;	/* message in reassembly (payload) */
 	struct sk_buff *reasm_tail;
 	u32 reasm_want;		/* its payload length, and the room reserved */
@@ -615,10 +629,18 @@ void grim_ni_reap_work(struct work_struct *work);
 /* tx.c */
 void grim_txs_push(struct grim_txs *txs);
 void grim_txs_fail(struct grim_txs *txs, int err);
+/* What an ACK says its receiver holds past its gap: @words words of
+ * struct grim_sack as they came off the wire; none, nothing held.
+ */
+struct grim_report {
+	const struct grim_sack *held;
+	unsigned int words;
+};
+
 void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
-		     const struct grim_ctl_msg *cm, u64 held,
-		     bool piggybacked);
+		     const struct grim_ctl_msg *cm,
+		     const struct grim_report *rep, bool piggybacked);
 void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm, u16 reason, u32 from);
 void grim_peer_push_all(struct grim_peer *peer);

@@ -356,13 +356,62 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 	grim_peer_xmit(peer, skb);
 }
 
+/* Frames held past the gap: on rxs->ooo, sorted by sequence, each with
+ * its bit in ooo_map.  They all lie within GRIM_SACK_REACH past rcv_nxt,
+ * so that frame s has bit s % GRIM_SACK_REACH alone: rcv_nxt moves on one
+ * frame at a time, taking the held frames it reaches off the list, and
+ * whatever makes it jump purges the list first.  The map exists while
+ * the list holds frames: most streams never see a gap.
+ */
+static_assert(!(GRIM_SACK_REACH & (GRIM_SACK_REACH - 1)),
+	      "frame s % GRIM_SACK_REACH must survive the wrap of s");
+
+static void grim_ooo_set(struct grim_rxs *rxs, u32 seq, bool held)
+{
+	u32 b = seq % GRIM_SACK_REACH;
+
+	if (held)
+		rxs->ooo_map[b / 64] |= BIT_ULL(b % 64);
+	else
+		rxs->ooo_map[b / 64] &= ~BIT_ULL(b % 64);
+}
+
+static bool grim_ooo_held(const struct grim_rxs *rxs, u32 seq)
+{
+	u32 b = seq % GRIM_SACK_REACH;
+
+	return rxs->ooo_map && rxs->ooo_map[b / 64] & BIT_ULL(b % 64);
+}
+
+/* The 64 bits of ooo_map from frame @seq on: bit i, frame seq + i. */
+static u64 grim_ooo_word(const struct grim_rxs *rxs, u32 seq)
+{
+	u32 b = seq % GRIM_SACK_REACH, sh = b % 64;
+	u64 lo = rxs->ooo_map[b / 64];
+	u64 hi = rxs->ooo_map[(b / 64 + 1) % GRIM_SACK_WORDS];
+
+	return sh ? lo >> sh | hi << (64 - sh) : lo;
+}
+
+/* Take held frame @skb off the list; the caller frees or delivers it. */
+static void grim_ooo_unlink(struct grim_rxs *rxs, struct sk_buff *skb)
+{
+	__skb_unlink(skb, &rxs->ooo);
+	grim_ooo_set(rxs, GRIM_RX_SEQ(skb), false);
+	rxs->ooo_bytes -= skb->truesize;
+	atomic_long_sub(skb->truesize, &rxs->peer->ni->ooo_mem);
+	if (skb_queue_empty(&rxs->ooo)) {
+		kfree(rxs->ooo_map);
+		rxs->ooo_map = NULL;
+	}
+}
+
 static void grim_rxs_purge_ooo(struct grim_rxs *rxs)
 {
-	struct grim_ni *ni = rxs->peer->ni;
 	struct sk_buff *skb;
 
-	while ((skb = __skb_dequeue(&rxs->ooo))) {
-		atomic_long_sub(skb->truesize, &ni->ooo_mem);
+	while ((skb = skb_peek(&rxs->ooo))) {
+		grim_ooo_unlink(rxs, skb);
 		kfree_skb(skb);
 	}
 }
@@ -432,15 +481,19 @@ void grim_ack_timer(struct timer_list *t)
 static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
 			    struct grim_rxs *rxs, u8 type, u32 seq, u8 xflags)
 {
-	bool sack = type == GRIM_FT_ACK && !skb_queue_empty(&rxs->ooo);
 	bool rej = type == GRIM_FT_REJECT;
-	struct sk_buff *skb, *pos;
-	u64 held = 0;
+	struct sk_buff *skb, *last;
+	unsigned int words = 0, j;
 
+	/* The report reaches the last frame held past the gap. */
+	last = type == GRIM_FT_ACK && seq == rxs->rcv_nxt ?
+	       skb_peek_tail(&rxs->ooo) : NULL;
+	if (last)
+		words = (GRIM_RX_SEQ(last) - seq - 1) / 64 + 1;
 	/* Channels from the sender of this control message's side. */
-	skb = grim_ctl_frame(ni, peer, type, sack ? GRIM_FF_SACK : 0,
+	skb = grim_ctl_frame(ni, peer, type, words ? GRIM_FF_SACK : 0,
 			     rxs->dst_chan, rxs->src_chan, seq, rxs->inc,
-			     (sack ? sizeof(struct grim_sack) : 0) +
+			     words * sizeof(struct grim_sack) +
 			     (rej ? sizeof(struct grim_reject) : 0));
 	if (!skb)
 		return;
@@ -448,17 +501,10 @@ static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
 	/* The round trip of the frame taken last in sequence. */
 	((struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN))->tsecr =
 		htonl(rxs->ts_recent);
-	if (sack) {
-		/* What waits past the gap, so that only the gap is resent. */
-		skb_queue_walk(&rxs->ooo, pos) {
-			u32 d = GRIM_RX_SEQ(pos) - seq - 1;
-
-			if (d < BITS_PER_TYPE(held))
-				held |= BIT_ULL(d);
-		}
+	/* What waits past the gap, so that only the gap is resent. */
+	for (j = 0; j < words; j++)
 		((struct grim_sack *)skb_put(skb, sizeof(struct grim_sack)))->held =
-			cpu_to_be64(held);
-	}
+			cpu_to_be64(grim_ooo_word(rxs, seq + 1 + 64 * j));
 	if (rej) {
 		struct grim_reject *r = skb_put(skb, sizeof(*r));
 
@@ -854,40 +900,59 @@ drop:
 }
 
 /* Keep a frame that arrived ahead of a gap, so that the retransmission
- * of the missing one lets the stream jump forward.  Sorted by sequence.
+ * of the missing one lets the stream jump forward.  Sorted by sequence;
+ * frames past the gap mostly come in order, resent holes near the gap:
+ * the walk starts from the nearer end.
  */
 static void grim_rx_hold(struct grim_ni *ni, struct grim_peer *peer,
 			 struct grim_rxs *rxs, struct sk_buff *skb, u32 seq)
 {
-	struct sk_buff *pos;
+	struct sk_buff *pos, *last = skb_peek_tail(&rxs->ooo);
 
 	grim_count(ni, peer, GRIM_STAT_OOO_FRAMES);
-	if (grim_seq_after(seq, rxs->rcv_nxt + GRIM_MAX_OOO)) {
-		kfree_skb_reason(skb, SKB_DROP_REASON_PROTO_MEM);
+	if (grim_seq_after(seq, rxs->rcv_nxt + GRIM_SACK_REACH)) {
+		/* Past what a report can name: the sender sends it again
+		 * once the stream has moved.
+		 */
+		grim_drop(ni, peer, skb, GRIM_STAT_DROP_PAST_REACH);
 		return;
 	}
-	if (atomic_long_read(&ni->ooo_mem) + skb->truesize > GRIM_OOO_MEM) {
+	if (grim_ooo_held(rxs, seq)) {
+		kfree_skb(skb);		/* held already */
+		return;
+	}
+	if (rxs->ooo_bytes + skb->truesize > GRIM_OOO_STREAM_MEM ||
+	    atomic_long_read(&ni->ooo_mem) + skb->truesize > GRIM_OOO_MEM) {
 		grim_drop(ni, peer, skb, GRIM_STAT_DROP_NOMEM);
 		return;
 	}
-	skb_queue_reverse_walk(&rxs->ooo, pos) {
-		u32 p = GRIM_RX_SEQ(pos);
-
-		if (p == seq)
-			goto drop;	/* held already */
-		if (grim_seq_before(p, seq)) {
-			GRIM_RX_SEQ(skb) = seq;
-			__skb_queue_after(&rxs->ooo, pos, skb);
-			goto held;
+	if (!rxs->ooo_map) {
+		rxs->ooo_map = kcalloc(GRIM_SACK_WORDS, sizeof(u64),
+				       GFP_ATOMIC);
+		if (!rxs->ooo_map) {
+			grim_drop(ni, peer, skb, GRIM_STAT_DROP_NOMEM);
+			return;
 		}
 	}
 	GRIM_RX_SEQ(skb) = seq;
-	__skb_queue_head(&rxs->ooo, skb);
-held:
+	if (!last || grim_seq_after(seq, GRIM_RX_SEQ(last))) {
+		__skb_queue_tail(&rxs->ooo, skb);
+	} else if (seq - rxs->rcv_nxt < GRIM_RX_SEQ(last) - seq) {
+		skb_queue_walk(&rxs->ooo, pos) {
+			if (grim_seq_after(GRIM_RX_SEQ(pos), seq))
+				break;
+		}
+		__skb_queue_before(&rxs->ooo, pos, skb);
+	} else {
+		skb_queue_reverse_walk(&rxs->ooo, pos) {
+			if (grim_seq_before(GRIM_RX_SEQ(pos), seq))
+				break;
+		}
+		__skb_queue_after(&rxs->ooo, pos, skb);
+	}
+	grim_ooo_set(rxs, seq, true);
+	rxs->ooo_bytes += skb->truesize;
 	atomic_long_add(skb->truesize, &ni->ooo_mem);
-	return;
-drop:
-	kfree_skb(skb);
 }
 
 /* Frame @skb, past rcv_nxt, flagged GRIM_XF_SKIP: its sender gave up
@@ -942,7 +1007,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		/* About the reverse stream, its own incarnation. */
 		ack.seq = fh->ack;
 		ack.inc = fh->ack_inc;
-		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, 0,
+		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, NULL,
 				true);
 	}
 
@@ -1000,8 +1065,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		seq = GRIM_RX_SEQ(skb);
 		if (grim_seq_after(seq, rxs->rcv_nxt))
 			break;
-		__skb_unlink(skb, &rxs->ooo);
-		atomic_long_sub(skb->truesize, &ni->ooo_mem);
+		grim_ooo_unlink(rxs, skb);
 		if (seq != rxs->rcv_nxt) {
 			kfree_skb(skb);
 			continue;

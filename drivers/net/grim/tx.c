@@ -646,7 +646,8 @@ static void grim_txs_restart(struct grim_txs *txs)
 	txs->skip = false;
 	txs->sack_fresh = false;
 	txs->sack_skip = false;
-	txs->sack_map = 0;
+	txs->sack_words = 0;
+	txs->sack_ts = 0;
 	txs->aborting = false;
 	txs->closing = false;
 	grim_txs_flight(txs);
@@ -695,16 +696,71 @@ static void grim_txs_rollback(struct grim_txs *txs, u32 seq)
 	grim_txs_flight(txs);
 }
 
-/* Whether the receiver's last report held frame @seq, which a timeout's
- * pass back over the window then leaves out.  Never the oldest
- * unacknowledged frame: the receiver lacks that one, whatever it said.
+/* Whether the receiver's last report says it holds frame @f.  Never the
+ * oldest unacknowledged frame, nor one before it: the receiver lacks
+ * that one, whatever it said (it took what it held once the gap closed).
+ */
+static bool grim_txs_held(const struct grim_txs *txs, u32 f)
+{
+	u32 d = f - txs->sack_seq - 1;
+
+	return grim_seq_after(f, txs->snd_una) &&
+	       d < 64 * txs->sack_words &&
+	       (txs->sack_map[d / 64] & BIT_ULL(d % 64));
+}
+
+/* How many frames past snd_una the last report holds, and one past the
+ * last of them (snd_una + 1 if none).
+ */
+static u32 grim_txs_held_count(const struct grim_txs *txs, u32 *end)
+{
+	u32 base = txs->snd_una - txs->sack_seq;	/* bit of snd_una + 1 */
+	u32 j, n = 0;
+
+	*end = txs->snd_una + 1;
+	for (j = 0; j < txs->sack_words; j++) {
+		u64 w = txs->sack_map[j];
+
+		if (64 * j + 64 <= base)
+			continue;
+		if (64 * j < base)
+			w &= GENMASK_ULL(63, base - 64 * j);
+		if (w) {
+			n += hweight64(w);
+			*end = txs->sack_seq + 1 + 64 * j + fls64(w);
+		}
+	}
+	return n;
+}
+
+/* Whether a timeout's pass back over the window leaves frame @seq out:
+ * the receiver's last report, if it came since the timeout before,
+ * held it.
  */
 static bool grim_txs_sacked(const struct grim_txs *txs, u32 seq)
 {
-	u32 d = seq - txs->sack_seq - 1;
+	return txs->sack_skip && grim_txs_held(txs, seq);
+}
 
-	return txs->sack_skip && seq != txs->snd_una && d < 64 &&
-	       (txs->sack_map & BIT_ULL(d));
+/* Keep the receiver's report @rep of what it holds past its gap at
+ * @seq (no earlier than the kept one's), sent at its clock's @ts.  ACKs
+ * may overtake each other: an older report of the same gap, which may
+ * hold less, changes nothing.  Peer lock held.
+ */
+static void grim_txs_report(struct grim_txs *txs, u32 seq,
+			    const struct grim_report *rep, u32 ts)
+{
+	unsigned int j;
+
+	if (seq == txs->sack_seq && txs->sack_ts &&
+	    (s32)(ts - txs->sack_ts) < 0)
+		return;
+	txs->sack_ts = ts;
+	txs->sack_seq = seq;
+	txs->sack_words = rep ? rep->words : 0;
+	for (j = 0; j < txs->sack_words; j++)
+		txs->sack_map[j] = be64_to_cpu(rep->held[j].held);
+	txs->sack_fresh = true;
 }
 
 /* Put the current ACK of the reverse stream into a frame's head, and ask
@@ -823,30 +879,19 @@ static bool grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
 	return true;
 }
 
-/* Whether bit @f - @seq - 1 of a report @held of what the receiver holds
- * past its gap at @seq says it holds frame @f.
- */
-static bool grim_held(u32 seq, u64 held, u32 f)
-{
-	u32 d = f - seq - 1;
-
-	return f != seq && d < BITS_PER_TYPE(held) && (held & BIT_ULL(d));
-}
-
-/* Resend the frames below @end that the receiver lacks (not in the
- * report @held past @seq) although a frame sent @reo_wnd or more after
+/* Resend the frames below @end that the receiver lacks (not in its last
+ * report) although a frame sent @reo_wnd or more after
  * them has arrived (@rack: its send time): RACK's rule (RFC 8985), with
  * the frames' own send times.  Reordering shorter than reo_wnd costs
  * nothing; a resent frame has a new send time, so it is resent again
  * only when a frame sent reo_wnd after the resend arrives without it (a
  * lost retransmission).  Returns how many went.  Peer lock held.
  */
-static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 seq, u64 held,
-			      u32 rack, u32 end)
+static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 rack, u32 end)
 {
 	s32 reo = grim_txs_reo_wnd(txs);
+	u32 f, n = 0, last;
 	struct sk_buff *skb;
-	u32 f, n = 0;
 
 	if (!grim_ts_age(rack))
 		return 0;
@@ -854,13 +899,14 @@ static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 seq, u64 held,
 	 * are proof enough (RFC 8985 6.2): a loss early in a burst sent
 	 * within reo_wnd is found at once, not by the loss probe.
 	 */
-	if (!txs->reo_shift && hweight64(held) >= GRIM_DUPACK_THRESH)
+	if (!txs->reo_shift &&
+	    grim_txs_held_count(txs, &last) >= GRIM_DUPACK_THRESH)
 		reo = 0;
-	/* The receiver takes no frame further than its report reaches
-	 * past the gap: what lies beyond goes when the stream moves.
+	/* The receiver holds no frame further than a report reaches past
+	 * the gap: what lies beyond goes when the stream moves.
 	 */
-	if (grim_seq_after(end, seq + 1 + BITS_PER_TYPE(held)))
-		end = seq + 1 + BITS_PER_TYPE(held);
+	if (grim_seq_after(end, txs->snd_una + 1 + GRIM_SACK_REACH))
+		end = txs->snd_una + 1 + GRIM_SACK_REACH;
 	if (grim_seq_after(end, txs->snd_nxt))
 		end = txs->snd_nxt;
 	skb_queue_walk(&txs->frames, skb) {
@@ -878,7 +924,7 @@ static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 seq, u64 held,
 				break;
 			continue;
 		}
-		if (grim_held(seq, held, f))
+		if (grim_txs_held(txs, f))
 			continue;
 		if (!grim_txs_resend(txs, skb, false))
 			break;
@@ -888,30 +934,30 @@ static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 seq, u64 held,
 	return n;
 }
 
-/* An ACK of @seq from the receiver itself (not one riding on its data),
- * with the report @held of the frames it holds past the gap: date what
- * arrived, resend what is lost, and enter recovery if that is new.  The
- * congestion window is cut once per window of frames.  Peer lock held.
+/* An ACK of @seq (snd_una now) from the receiver itself (not one riding
+ * on its data), whose report of the frames it holds past the gap is
+ * kept: date what arrived, resend what is lost, and enter recovery if
+ * that is new.  The congestion window is cut once per window of frames.
+ * Peer lock held.
  */
-static void grim_txs_recover(struct grim_txs *txs, u32 seq, u64 held)
+static void grim_txs_recover(struct grim_txs *txs, u32 seq)
 {
 	struct grim_peer *peer = txs->peer;
 	struct sk_buff *skb;
+	u32 end;
 
-	if (held) {
-		u32 end = seq + 1 + fls64(held);
-
+	if (grim_txs_held_count(txs, &end)) {
 		skb_queue_walk(&txs->frames, skb) {
 			struct grim_frame_cb *fcb = GRIM_FRAME_CB(skb);
 
 			if (!grim_seq_before(fcb->seq, end) ||
 			    !grim_seq_before(fcb->seq, txs->snd_nxt))
 				break;
-			if (!fcb->resent && grim_held(seq, held, fcb->seq))
+			if (!fcb->resent && grim_txs_held(txs, fcb->seq))
 				grim_txs_rack(txs, fcb->xmit_ts);
 		}
 	}
-	if (!grim_txs_mark_lost(txs, seq, held, txs->rack_ts, txs->snd_nxt) ||
+	if (!grim_txs_mark_lost(txs, txs->rack_ts, txs->snd_nxt) ||
 	    txs->fast)
 		return;
 	txs->fast = true;
@@ -926,17 +972,6 @@ static void grim_txs_recover(struct grim_txs *txs, u32 seq, u64 held)
 		}
 	}
 	txs->recover = txs->next_sent;
-}
-
-/* The receiver's last report, if it came since the last timeout, for
- * the frames from snd_una on.
- */
-static u64 grim_txs_report(const struct grim_txs *txs)
-{
-	u32 shift = txs->snd_una - txs->sack_seq;
-
-	return txs->sack_fresh && shift < BITS_PER_TYPE(txs->sack_map) ?
-	       txs->sack_map >> shift : 0;
 }
 
 /* Whether the timer's next expiry sends a loss probe: once per stall,
@@ -1223,17 +1258,18 @@ static void grim_txs_timer(struct timer_list *t)
 			grim_count(ni, peer, GRIM_STAT_PROBES);
 			txs->probed = true;
 			if (skb) {
-				u64 held = grim_txs_report(txs);
+				u32 end;
 
 				grim_txs_resend(txs, skb, true);
-				/* The holes the last report showed, if
-				 * they had a round trip to arrive.
+				/* The holes the last report showed, if it
+				 * came since the last timeout and they had
+				 * a round trip to arrive.
 				 */
-				if (held)
-					grim_txs_mark_lost(txs, txs->snd_una, held,
-							   grim_ts_now() -
+				if (txs->sack_fresh &&
+				    grim_txs_held_count(txs, &end))
+					grim_txs_mark_lost(txs, grim_ts_now() -
 							   (txs->srtt_ts8 >> 3),
-							   txs->snd_una + fls64(held));
+							   end);
 			}
 			/* A whole retransmission timeout from the probe. */
 			txs->progress = jiffies;
@@ -1254,6 +1290,7 @@ static void grim_txs_timer(struct timer_list *t)
 		txs->rto_one = grim_peer_cwnd_loss(peer, false);
 		txs->sack_skip = txs->sack_fresh;
 		txs->sack_fresh = false;
+		txs->sack_ts = 0;
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
 		txs->progress = jiffies;
@@ -1290,7 +1327,8 @@ static void grim_tx_deny(struct grim_ni *ni, struct grim_peer *peer,
  */
 void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
-		     const struct grim_ctl_msg *cm, u64 held, bool piggybacked)
+		     const struct grim_ctl_msg *cm,
+		     const struct grim_report *rep, bool piggybacked)
 {
 	u32 seq = ntohl(cm->seq);
 	struct grim_txs *txs;
@@ -1341,10 +1379,8 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	}
 
 	if (!piggybacked) {
-		/* What the receiver holds past its gap, for a timeout. */
-		txs->sack_seq = seq;
-		txs->sack_map = held;
-		txs->sack_fresh = true;
+		/* What the receiver holds past its gap. */
+		grim_txs_report(txs, seq, rep, ntohl(cm->tsval));
 	} else if (seq == txs->snd_una) {
 		return;
 	}
@@ -1378,7 +1414,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 		 */
 		grim_txs_rack(txs, grim_ts_age(ntohl(cm->tsecr)) ?
 				   ntohl(cm->tsecr) : 0);
-		grim_txs_recover(txs, seq, held);
+		grim_txs_recover(txs, seq);
 		return;
 	}
 	trace_grim_ack(peer->node, txs->src_chan, txs->dst_chan, seq);
@@ -1412,7 +1448,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	 * data carries no report: the receiver's own ACK follows.
 	 */
 	if (!piggybacked && txs->snd_nxt != txs->snd_una)
-		grim_txs_recover(txs, seq, held);
+		grim_txs_recover(txs, seq);
 	grim_txs_push(txs);
 }
 
@@ -1957,7 +1993,8 @@ static void grim_txs_aborted(struct grim_txs *txs, u32 from)
 	txs->skip = false;
 	txs->sack_fresh = false;
 	txs->sack_skip = false;
-	txs->sack_map = 0;
+	txs->sack_words = 0;
+	txs->sack_ts = 0;
 	txs->held = false;
 	txs->probe = false;
 	txs->rto_one = false;

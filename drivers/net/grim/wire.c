@@ -515,7 +515,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	struct grim_auth_info ai;
 	struct grim_peer *peer;
 	u32 src, dst;
-	u64 held = 0;
+	struct grim_report rep = { };
 	u16 reason = 0;
 	u32 from = 0;
 	bool loop;
@@ -579,15 +579,23 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	}
 	lh = (const struct grim_link_hdr *)skb->data;
 	if (lh->type == GRIM_FT_ACK && lh->flags & GRIM_FF_SACK) {
-		const struct grim_sack *sack;
+		unsigned int rlen = skb->len - GRIM_CTL_LEN;
 
-		if (!pskb_may_pull(skb, GRIM_CTL_LEN + sizeof(*sack))) {
+		/* Whole words, at least one: the frame's length says how
+		 * many (its header's length was checked against it).
+		 */
+		if (!rlen || rlen % sizeof(struct grim_sack) ||
+		    !pskb_may_pull(skb, skb->len)) {
 			grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
 			return NET_RX_DROP;
 		}
+		if (rlen > GRIM_SACK_WORDS * sizeof(struct grim_sack)) {
+			grim_drop(ni, peer, skb, GRIM_STAT_DROP_LENGTH);
+			return NET_RX_DROP;
+		}
 		lh = (const struct grim_link_hdr *)skb->data;
-		sack = (const struct grim_sack *)(skb->data + GRIM_CTL_LEN);
-		held = be64_to_cpu(sack->held);
+		rep.held = (const struct grim_sack *)(skb->data + GRIM_CTL_LEN);
+		rep.words = rlen / sizeof(struct grim_sack);
 	}
 	if (lh->type == GRIM_FT_REJECT) {
 		const struct grim_reject *rej;
@@ -628,7 +636,7 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 				   reason, from);
 	else
 		grim_tx_rcv_ctl(ni, peer, lh,
-				(const struct grim_ctl_msg *)(lh + 1), held,
+				(const struct grim_ctl_msg *)(lh + 1), &rep,
 				false);
 	grim_peer_unlock(peer);
 

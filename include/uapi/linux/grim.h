@@ -133,7 +133,7 @@ enum grim_frame_type {
 	GRIM_FT_CLOSED	= 8,	/* the receiver forgot it */
 };
 
-#define GRIM_WIRE_VERSION	7
+#define GRIM_WIRE_VERSION	8
 
 /* The frame check (link header csum) is CRC32C over the frame's bytes from
  * offset GRIM_CRC_SPLIT to its end, then over bytes 0 .. GRIM_CRC_SPLIT - 1
@@ -236,10 +236,17 @@ struct grim_ctl_msg {
 
 /*
  * An ACK flagged GRIM_FF_SACK goes on with the frames its receiver holds
- * past the gap at seq, so that the sender resends only the missing ones.
+ * past the gap at seq, so that the sender resends only the missing ones:
+ * 1 to GRIM_SACK_WORDS words, as many as the frame's length leaves (the
+ * receiver sends no word past the last frame it holds).  A receiver
+ * holds no frame further than 64 * GRIM_SACK_WORDS past its gap.
  */
+#define GRIM_SACK_WORDS	16
+
 struct grim_sack {
-	__be64	held;		/* bit i set: frame seq + 1 + i is held */
+	__be64	held;		/* bit i of word j set: frame
+				 * seq + 1 + 64 * j + i is held
+				 */
 };
 
 /*
