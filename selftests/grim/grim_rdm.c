@@ -3,12 +3,13 @@
  * grim_rdm: send and verify AF_GRIM SOCK_RDM traffic for the selftests.
  *
  *   grim_rdm send -d NODE -p PORT [-n COUNT] [-m MIN] [-M MAX] [-S SEED]
- *                 [-b BINDPORT] [-R RETRY_S] [-i GAP_US] [-L] [-E] [-D]
+ *                 [-b BINDPORT] [-R RETRY_S] [-i GAP_US] [-B SNDBUF] [-L]
+ *                 [-E] [-D]
  *
  * -L draws sizes log-uniformly between MIN and MAX (every 1000th message
  * is MIN and the next one MAX); -E sends until an error and reports it;
  * -D uses MSG_DONTWAIT and counts EAGAINs; -i sleeps GAP_US after each
- * message.
+ * message; -B sets SO_SNDBUF (what may wait unacknowledged).
  *   grim_rdm recv -p PORT -n TOTAL [-t TIMEOUT_S] [-s SLOW_US] [-r RCVBUF] [-g]
  *                 [-T SECONDS]
  *
@@ -270,13 +271,14 @@ static int do_send(int argc, char **argv)
 {
 	uint32_t node = 0, count = 1000, min = 0, max = 1024, seed = 1;
 	int retry_s = 10, until_err = 0, dontwait = 0, logsz = 0, opt, fd;
+	int sndbuf = 0;
 	unsigned long eagain = 0, gap_us = 0;
 	uint16_t port = 0, bport = 0;
 	uint64_t t0, sent_bytes = 0;
 	uint8_t *buf;
 	uint32_t i;
 
-	while ((opt = getopt(argc, argv, "d:p:n:m:M:S:b:R:i:LED")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:n:m:M:S:b:R:i:B:LED")) != -1) {
 		switch (opt) {
 		case 'd': node = strtoul(optarg, NULL, 0); break;
 		case 'p': port = strtoul(optarg, NULL, 0); break;
@@ -287,6 +289,7 @@ static int do_send(int argc, char **argv)
 		case 'b': bport = strtoul(optarg, NULL, 0); break;
 		case 'R': retry_s = atoi(optarg); break;
 		case 'i': gap_us = strtoul(optarg, NULL, 0); break;
+		case 'B': sndbuf = atoi(optarg); break;
 		case 'E': until_err = 1; break;
 		case 'L': logsz = 1; break;
 		case 'D': dontwait = 1; break;
@@ -299,6 +302,13 @@ static int do_send(int argc, char **argv)
 	}
 	buf = malloc(GRIM_MAX_PAYLOAD);
 	fd = open_sock(bport, 0);
+	/* What may wait unacknowledged: past net.core.wmem_max as root. */
+	if (sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
+				 sizeof(sndbuf)) &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf))) {
+		perror("SO_SNDBUF");
+		exit(2);
+	}
 	srand(seed);
 	t0 = now_ms();
 	for (i = 0; until_err || i < count; i++) {

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (samples frames in flight on a long path)
+#
+# Windows that fill the pipe.  One stream of 64000-byte messages over a
+# path with a 50 ms round trip, its socket's send buffer large enough for
+# the path: the frames it has in flight must grow past the 64 that once
+# capped every stream (the receiver held no more than 64 frames past a
+# gap, so the sender could not have more out).  With 2% of the sender's
+# frames lost, the receiver holds up to 1024 frames past each gap and
+# names them all in its reports: the sender resends the lost frames, not
+# the window behind them, and no frame comes further past a gap than a
+# report reaches (rx_drop_past_reach).  A window set past that reach
+# (ethtool -G grim0 tx 4096) still delivers everything: what lies past
+# the reach is dropped, counted, and sent again when the stream moves.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd tc
+require_cmd ethtool
+require_grim
+require_grim_tool
+require_ip_grim
+require_mod sch_netem
+
+DELAY_MS=25	# each way
+N=100		# messages of 64000 bytes: 45 frames each
+BUF=$((16 << 20))
+FLIGHT_MIN=128	# twice the old cap
+
+# path_delay HOST [netem options]: HOST's frames leave DELAY_MS late.
+path_delay() {
+	local h=$1
+	shift
+	tc -n "$(host "$h")" qdisc replace dev eth0 root netem limit 100000 \
+		delay ${DELAY_MS}ms "$@" || fail "netem on host $h"
+}
+
+# transfer PORT SEED: N messages from host 1 to node 2, all received
+# in order and intact; sets MAXFLIGHT to the most frames host 1 was seen
+# to have in flight to node 2 (the sender is done once its send buffer
+# took the messages: the receiver says when they are through), and
+# MAXCWND to the largest congestion window seen.
+transfer() {
+	local p=$1 r cwnd inflight srtt
+	bg nsx 2 "$RDM" recv -p "$p" -n $N -r $BUF -t $((300 * SLOW))
+	r=$!
+	wait_bound 2 "$p"
+	nsx 1 "$RDM" send -d 2 -p "$p" -n $N -m 64000 -M 64000 -S "$2" -B $BUF ||
+		fail "host 1's sender failed"
+	MAXFLIGHT=0 MAXCWND=0
+	while kill -0 "$r" 2>/dev/null; do
+		read -r cwnd inflight srtt <<<"$(peer_path 1 2)"
+		[ "$cwnd" != missing ] || fail "host 1 has no peer 2"
+		[ "$inflight" -gt "$MAXFLIGHT" ] && MAXFLIGHT=$inflight
+		[ "$cwnd" -gt "$MAXCWND" ] && MAXCWND=$cwnd
+		sleep 0.05
+	done
+	wait "$r" || fail "host 2 lost, duplicated or misordered messages"
+}
+
+# rto 100: the path's round trip is unknown until its first ACK, and a
+# first timeout shorter than it (rto_ms, 20 by default) would take the
+# first window for lost on a path never timed, and end slow start.
+GRIM_OPTS="rto 100"
+pretty "" "2 hosts, ${DELAY_MS} ms each way; one stream, $N messages of 64000 bytes"
+setup_hosts 2
+grim_cluster 2
+wait_peer_up 1 2
+path_delay 1
+path_delay 2
+stats 1
+to0=${S[retransmit_timeouts]?} cut0=${S[tx_cwnd_cuts]?}
+transfer 100 1
+stats 1
+log "$((S[retransmit_timeouts] - to0)) timeouts, $((S[tx_cwnd_cuts] - cut0)) congestion window cuts"
+log "most frames in flight: $MAXFLIGHT (congestion window up to $MAXCWND)"
+[ "$MAXFLIGHT" -ge $FLIGHT_MIN ] ||
+	fail "at most $MAXFLIGHT frames in flight on a $((2 * DELAY_MS)) ms path (want $FLIGHT_MIN or more)"
+
+pretty "" "2% of host 1's frames lost"
+path_delay 1 loss 2%
+stats 1
+tx0=${S[tx_frames]?} re0=${S[retransmit_frames]?} to0=${S[retransmit_timeouts]?}
+stats 2
+reach0=${S[rx_drop_past_reach]?} ooo0=${S[rx_out_of_order_frames]?}
+transfer 101 2
+stats 1
+tx=$((S[tx_frames] - tx0)) re=$((S[retransmit_frames] - re0))
+to=$((S[retransmit_timeouts] - to0))
+stats 2
+reach=$((S[rx_drop_past_reach] - reach0)) ooo=$((S[rx_out_of_order_frames] - ooo0))
+log "most frames in flight: $MAXFLIGHT; $tx frames sent, $re of them resent, $to timeouts"
+log "host 2 held $ooo frames past gaps, dropped $reach past the reach"
+check_eq "$reach" 0 "frames dropped past the reach with the default window"
+# About 2% lost, and a resent frame is lost again at 2%: a resend of
+# whole windows (a report that named too little) costs many times that.
+[ $((re * 100)) -le $((tx * 10)) ] ||
+	fail "$re of $tx frames resent at 2% loss"
+[ "$to" -le $((N / 5)) ] || fail "$to retransmission timeouts for $N messages"
+
+pretty "" "a window past the reach: ethtool -G grim0 tx 4096"
+nsx 1 ethtool -G grim0 tx 4096 || fail "ethtool -G grim0 tx 4096"
+stats 2
+reach0=${S[rx_drop_past_reach]?}
+transfer 102 3
+stats 2
+log "most frames in flight: $MAXFLIGHT; host 2 dropped $((S[rx_drop_past_reach] - reach0)) frames past the reach"
+check_dmesg
+exit 0
