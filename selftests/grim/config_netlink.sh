@@ -67,7 +67,7 @@ out=$(check_ok g 1 link show)
 echo "$out"
 check_match "$out" "grim0: node 1 cluster 0 lower eth0 running" "link show"
 check_eq "$(py 1 "d[0]['running'], d[0]['window'], d[0]['hello_ms']" link show dev grim0)" \
-	"(True, 64, 1000)" "link show -j"
+	"(True, 1024, 1000)" "link show -j"
 check_ok g 1 -p link show -s | python3 -c 'import json, sys; json.load(sys.stdin)'
 
 pretty "$(host 1)" "node set: only while the link is down"

@@ -23,7 +23,7 @@ require_grim_tool
 require_ip_grim
 require_mod sch_netem
 
-DELAY_MS=25	# each way
+DELAY_MS=$((25 * SLOW))	# each way: a slower kernel needs a longer path to fill
 N=100		# messages of 64000 bytes: 45 frames each
 BUF=$((16 << 20))
 FLIGHT_MIN=128	# twice the old cap
@@ -59,10 +59,11 @@ transfer() {
 	wait "$r" || fail "host 2 lost, duplicated or misordered messages"
 }
 
-# rto 100: the path's round trip is unknown until its first ACK, and a
-# first timeout shorter than it (rto_ms, 20 by default) would take the
-# first window for lost on a path never timed, and end slow start.
-GRIM_OPTS="rto 100"
+# rto 100 (times SLOW): the path's round trip is unknown until its first
+# ACK, and a first timeout shorter than it (rto_ms, 20 by default) would
+# take the first window for lost on a path never timed, and end slow
+# start.
+GRIM_OPTS="rto $((100 * SLOW))"
 pretty "" "2 hosts, ${DELAY_MS} ms each way; one stream, $N messages of 64000 bytes"
 setup_hosts 2
 grim_cluster 2
