@@ -113,16 +113,21 @@ static void grim_rtt_update(unsigned long *srtt8, unsigned long *rttvar4,
 }
 
 /* The retransmission timeout an estimate gives, never below the link's
- * configured rto_ms (the timeout before any sample) nor above
- * GRIM_MAX_RTO_MS.
+ * configured rto_ms nor above GRIM_MAX_RTO_MS.  Before any sample, the
+ * longest (RFC 6298 2.1): a path slower than rto_ms would otherwise see
+ * its first window time out, and a timeout on a path never timed counts
+ * as congestion, which ends slow start for good.  The loss probe, two
+ * jiffies after the first frames, repairs a lost one without waiting.
  */
 static unsigned long grim_rto_of(const struct grim_ni *ni,
 				 unsigned long srtt8, unsigned long rttvar4)
 {
 	unsigned long floor = msecs_to_jiffies(READ_ONCE(ni->rto_ms)) ?: 1;
+	unsigned long top = msecs_to_jiffies(GRIM_MAX_RTO_MS);
 
-	return clamp((srtt8 >> 3) + rttvar4, floor,
-		     msecs_to_jiffies(GRIM_MAX_RTO_MS));
+	if (!srtt8)
+		return max(floor, top);
+	return clamp((srtt8 >> 3) + rttvar4, floor, top);
 }
 
 /* Feed the stream's RTT estimator and the peer's, and derive the stream's
