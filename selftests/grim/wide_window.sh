@@ -72,10 +72,16 @@ wait_peer_up 1 2
 path_delay 1
 path_delay 2
 stats 1
-to0=${S[retransmit_timeouts]?} cut0=${S[tx_cwnd_cuts]?}
+to0=${S[retransmit_timeouts]?} cut0=${S[tx_cwnd_cuts]?} qd0=${S[tx_qdisc_drops]?}
+fr0=${S[fast_retransmits]?} pr0=${S[retransmit_probes]?} re0=${S[retransmit_frames]?}
+stats 2
+ooo0=${S[rx_out_of_order_frames]?}
 transfer 100 1
 stats 1
-log "$((S[retransmit_timeouts] - to0)) timeouts, $((S[tx_cwnd_cuts] - cut0)) congestion window cuts"
+log "$((S[retransmit_timeouts] - to0)) timeouts, $((S[tx_cwnd_cuts] - cut0)) congestion window cuts, $((S[tx_qdisc_drops] - qd0)) qdisc drops, $((S[fast_retransmits] - fr0)) recoveries, $((S[retransmit_probes] - pr0)) loss probes, $((S[retransmit_frames] - re0)) frames resent"
+stats 2
+log "host 2 held $((S[rx_out_of_order_frames] - ooo0)) frames past gaps"
+log "$(peer_path 1 2 | awk '{ print "host 1 to node 2: cwnd " $1 ", srtt " $3 " us" }')"
 log "most frames in flight: $MAXFLIGHT (congestion window up to $MAXCWND)"
 [ "$MAXFLIGHT" -ge $FLIGHT_MIN ] ||
 	fail "at most $MAXFLIGHT frames in flight on a $((2 * DELAY_MS)) ms path (want $FLIGHT_MIN or more)"
