@@ -76,6 +76,7 @@ to0=${S[retransmit_timeouts]?} cut0=${S[tx_cwnd_cuts]?} qd0=${S[tx_qdisc_drops]?
 fr0=${S[fast_retransmits]?} pr0=${S[retransmit_probes]?} re0=${S[retransmit_frames]?}
 stats 2
 ooo0=${S[rx_out_of_order_frames]?}
+log "host 1's qdisc drops while the paths were set up: $qd0"
 transfer 100 1
 stats 1
 log "$((S[retransmit_timeouts] - to0)) timeouts, $((S[tx_cwnd_cuts] - cut0)) congestion window cuts, $((S[tx_qdisc_drops] - qd0)) qdisc drops, $((S[fast_retransmits] - fr0)) recoveries, $((S[retransmit_probes] - pr0)) loss probes, $((S[retransmit_frames] - re0)) frames resent"
