@@ -364,6 +364,7 @@ static int grim_nl_fill_peer(struct sk_buff *skb, struct grim_peer *peer,
 	    nla_put_u32(skb, GRIM_A_PEER_RX_STREAMS, peer->nrx) ||
 	    nla_put_u32(skb, GRIM_A_PEER_CWND, peer->cwnd) ||
 	    nla_put_u32(skb, GRIM_A_PEER_INFLIGHT, peer->inflight) ||
+	    nla_put_u32(skb, GRIM_A_PEER_INFLIGHT_MAX, peer->inflight_max) ||
 	    nla_put_u32(skb, GRIM_A_PEER_SRTT_US,
 			jiffies_to_usecs(peer->srtt8 >> 3)))
 		return -EMSGSIZE;

@@ -45,7 +45,7 @@ for i in 1 2 3 4; do
 done
 wait $w || fail "warm-up receiver"
 for i in 1 2 3 4; do
-	read -r cwnd inflight srtt <<<"$(peer_path $i 5)"
+	read -r cwnd inflight srtt _ <<<"$(peer_path $i 5)"
 	[ "$srtt" -gt 0 ] || fail "host $i has no round trip to host 5 after the warm-up"
 done
 
@@ -93,7 +93,7 @@ log "$res (goodput as a share of the bucket's rate)"
 # flight to host 5, kept across its streams, is back to 0.
 for i in 1 2 3 4; do
 	for ((t = 0; t < 100; t++)); do
-		read -r cwnd inflight srtt <<<"$(peer_path $i 5)"
+		read -r cwnd inflight srtt _ <<<"$(peer_path $i 5)"
 		[ "$inflight" = 0 ] && break
 		sleep 0.1
 	done

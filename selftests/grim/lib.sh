@@ -398,11 +398,12 @@ slab_kb() {
 	done
 	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
 }
-# peer_path HOST NODE: "CWND INFLIGHT SRTT_US" of HOST's peer NODE (grim tool).
+# peer_path HOST NODE: "CWND INFLIGHT SRTT_US INFLIGHT_MAX" of HOST's peer
+# NODE (grim tool).
 peer_path() {
 	nsx "$1" "$GRIM" peer show dev grim0 | awk -v n="$2" '$2 == "node" && $3 == n {
 		for (i = 4; i < NF; i++) v[$i] = $(i + 1) + 0
-		print v["cwnd"], v["inflight"], v["srtt"]; f = 1 }
+		print v["cwnd"], v["inflight"], v["srtt"], v["inflight-max"]; f = 1 }
 		END { if (!f) print "missing" }'
 }
 # grim_stream_frames HOST: data, ACK and CLOSE frames HOST's grim0 sent.

@@ -40,7 +40,7 @@ nsx 1 "$RDM" send -d 2 -p 100 -n 200 -m 100 -M 100 -S 1 >/dev/null ||
 settled() {
 	local i cwnd inflight srtt
 	for ((i = 0; i < 100; i++)); do
-		read -r cwnd inflight srtt <<<"$(peer_path 1 2)"
+		read -r cwnd inflight srtt _ <<<"$(peer_path 1 2)"
 		[ "$cwnd" != missing ] || fail "host 1 has no peer 2"
 		[ "$inflight" = 0 ] && { echo "$srtt"; return; }
 		sleep 0.1

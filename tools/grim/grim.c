@@ -525,6 +525,7 @@ static int peer_cb(const struct nlmsghdr *nlh, void *data)
 		juint("rx_streams", u32a(&at, GRIM_A_PEER_RX_STREAMS));
 		juint("cwnd", u32a(&at, GRIM_A_PEER_CWND));
 		juint("inflight", u32a(&at, GRIM_A_PEER_INFLIGHT));
+		juint("inflight_max", u32a(&at, GRIM_A_PEER_INFLIGHT_MAX));
 		juint("srtt_us", u32a(&at, GRIM_A_PEER_SRTT_US));
 		if (show_stats)
 			print_stats(&at);
@@ -532,8 +533,8 @@ static int peer_cb(const struct nlmsghdr *nlh, void *data)
 	} else {
 		printf("%s: node %" PRIu64 " %s mac %s%s gen %" PRIu64 "/%" PRIu64
 		       " last-rx %" PRIu64 "ms streams %" PRIu64 "/%" PRIu64
-		       " cwnd %" PRIu64 " inflight %" PRIu64 " srtt %" PRIu64
-		       "us\n",
+		       " cwnd %" PRIu64 " inflight %" PRIu64
+		       " inflight-max %" PRIu64 " srtt %" PRIu64 "us\n",
 		       ifname_of(&at, ifn), u32a(&at, GRIM_A_NODE),
 		       peer_state(&at), mac_str(&at, mac),
 		       is_static ? " static" : "",
@@ -543,6 +544,7 @@ static int peer_cb(const struct nlmsghdr *nlh, void *data)
 		       u32a(&at, GRIM_A_PEER_RX_STREAMS),
 		       u32a(&at, GRIM_A_PEER_CWND),
 		       u32a(&at, GRIM_A_PEER_INFLIGHT),
+		       u32a(&at, GRIM_A_PEER_INFLIGHT_MAX),
 		       u32a(&at, GRIM_A_PEER_SRTT_US));
 		if (show_stats)
 			print_stats(&at);

@@ -367,6 +367,7 @@ struct grim_peer {
 	u32 ssthresh;
 	u32 cwnd_acked;			/* frames ACKed toward cwnd + 1 */
 	u32 inflight;
+	u32 inflight_max;		/* the most @inflight has been */
 	unsigned long cwnd_cut;		/* jiffies of the last cut */
 	unsigned long rtt_min;		/* least RTT sample of this epoch */
 	unsigned long rtt_min_prev;	/* ... of the epoch before (0: none) */

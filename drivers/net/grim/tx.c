@@ -184,6 +184,16 @@ void grim_peer_cc_reset(struct grim_peer *peer)
 	peer->cwnd_cut = jiffies - HZ;
 }
 
+/* @n more frames (negative: fewer) in flight to @peer; keep the most
+ * there have been, which netlink reports.  Peer lock held.
+ */
+static void grim_peer_inflight_add(struct grim_peer *peer, s32 n)
+{
+	peer->inflight += n;
+	if (peer->inflight > peer->inflight_max)
+		peer->inflight_max = peer->inflight;
+}
+
 /* Bring the peer's frames in flight up to date with @txs's.  A stream
  * unhashed gave its share back for good.
  */
@@ -193,7 +203,7 @@ static void grim_txs_flight(struct grim_txs *txs)
 
 	if (txs->reaped)
 		return;
-	txs->peer->inflight += now - txs->flight;
+	grim_peer_inflight_add(txs->peer, now - txs->flight);
 	txs->flight = now;
 }
 
@@ -1076,7 +1086,7 @@ void grim_txs_push(struct grim_txs *txs)
 		grim_count(ni, peer, GRIM_STAT_TX_FRAMES);
 		txs->snd_nxt++;
 		txs->flight++;
-		peer->inflight++;
+		grim_peer_inflight_add(peer, 1);
 		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
 				 NULL : skb->next;
 		grim_peer_xmit(peer, clone);

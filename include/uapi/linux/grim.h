@@ -470,6 +470,9 @@ enum {
 	GRIM_A_PEER_CWND,	/* u32: congestion window, frames */
 	GRIM_A_PEER_INFLIGHT,	/* u32: frames in flight to the peer */
 	GRIM_A_PEER_SRTT_US,	/* u32: smoothed round trip, 0 unknown */
+	GRIM_A_PEER_INFLIGHT_MAX,	/* u32: the most frames in flight to
+					 * the peer at once, since it was made
+					 */
 	__GRIM_A_MAX,
 };
 
