@@ -250,9 +250,10 @@ struct grim_txs {
 	u8 reo_shift;		/* reo_wnd's growth by spurious resends */
 	u8 reo_calm;		/* recoveries since the last spurious resend */
 	u32 sack_seq;		/* the receiver's last report: it lacked this, */
-	u64 sack_map[GRIM_SACK_WORDS];	/* and held frame sack_seq + 1 +
-					 * 64 * j + i for bit i of word j
-					 */
+	/* and held frame sack_seq + 1 + 64 * j + i for bit i of word j
+	 * (GRIM_SACK_WORDS of them, allocated while a report holds frames)
+	 */
+	u64 *sack_map;
 	u8 sack_words;		/* of sack_map; the others hold nothing */
 	u32 sack_ts;		/* the receiver's clock at that report */
 	bool sack_fresh;	/* a report came since the last timeout */
@@ -569,6 +570,11 @@ struct grim_net {
 struct grim_net *grim_pernet(struct net *net);
 struct grim_ni *grim_ni_find(struct net *net, u32 node);
 extern struct list_head grim_all_nis;
+/* Stream state has slab caches of its own: a stream costs its size, not
+ * the next kmalloc size up (a send stream 344 bytes, not 512).
+ */
+extern struct kmem_cache *grim_txs_cache;
+extern struct kmem_cache *grim_rxs_cache;
 
 /* device.c */
 int grim_device_init(void);
@@ -652,6 +658,7 @@ void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm);
 void grim_txs_unhash(struct grim_txs *txs);
 void grim_ni_reap_txs(struct grim_ni *ni);
+void grim_txs_free(struct grim_txs *txs);
 extern const struct rhashtable_params grim_txs_params;
 
 /* rx.c */

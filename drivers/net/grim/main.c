@@ -18,6 +18,26 @@
 #include "../../../net/grim/netlink.h"
 
 static unsigned int grim_net_id __read_mostly;
+struct kmem_cache *grim_txs_cache __read_mostly;
+struct kmem_cache *grim_rxs_cache __read_mostly;
+
+static int grim_stream_caches_init(void)
+{
+	grim_txs_cache = KMEM_CACHE(grim_txs, 0);
+	grim_rxs_cache = KMEM_CACHE(grim_rxs, 0);
+	if (grim_txs_cache && grim_rxs_cache)
+		return 0;
+	kmem_cache_destroy(grim_txs_cache);
+	kmem_cache_destroy(grim_rxs_cache);
+	return -ENOMEM;
+}
+
+/* After rcu_barrier(): streams are freed by RCU callback. */
+static void grim_stream_caches_exit(void)
+{
+	kmem_cache_destroy(grim_txs_cache);
+	kmem_cache_destroy(grim_rxs_cache);
+}
 
 struct grim_net *grim_pernet(struct net *net)
 {
@@ -95,9 +115,12 @@ static int __init grim_init(void)
 	err = grim_crc_init();
 	if (err)
 		return err;
-	err = register_pernet_subsys(&grim_net_ops);
+	err = grim_stream_caches_init();
 	if (err)
 		goto err_crc;
+	err = register_pernet_subsys(&grim_net_ops);
+	if (err)
+		goto err_caches;
 	/* The ports and the netlink family exist before the first link
 	 * can take a frame or be dumped, and go after the last one
 	 * stopped: every frame that opens a stream or starts a message
@@ -127,11 +150,13 @@ err_af:
 	grim_af_exit();
 err_pernet:
 	unregister_pernet_subsys(&grim_net_ops);
-	/* Links made before a later step failed may have left keys to
-	 * free by RCU callback, as on exit.
+	/* Links made before a later step failed may have left keys and
+	 * streams to free by RCU callback, as on exit.
 	 */
 	rcu_barrier();
 	grim_auth_exit();
+err_caches:
+	grim_stream_caches_exit();
 err_crc:
 	grim_crc_exit();
 	return err;
@@ -144,9 +169,12 @@ static void __exit grim_exit(void)
 	grim_nl_exit();
 	grim_af_exit();
 	unregister_pernet_subsys(&grim_net_ops);
-	/* Keys removed from a link go by RCU callback. */
+	/* Keys removed from a link, and closed streams, go by RCU
+	 * callback.
+	 */
 	rcu_barrier();
 	grim_auth_exit();
+	grim_stream_caches_exit();
 	grim_crc_exit();
 }
 

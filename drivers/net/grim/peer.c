@@ -899,7 +899,7 @@ void grim_peer_free(struct grim_peer *peer)
 	__skb_queue_purge(&peer->xmitq);
 	list_for_each_entry_safe(txs, tmp, &peer->txs_list, plink) {
 		del_timer_sync(&txs->timer);
-		kfree(txs);
+		grim_txs_free(txs);
 	}
 	kfree(peer);
 }

@@ -118,6 +118,12 @@ void grim_peer_inc_reset(struct grim_peer *peer)
 static void grim_rxs_purge_ooo(struct grim_rxs *rxs);
 static void grim_rxs_idle(struct grim_rxs *rxs);
 
+static void grim_rxs_free_rcu(struct rcu_head *head)
+{
+	kmem_cache_free(grim_rxs_cache, container_of(head, struct grim_rxs,
+						     rcu));
+}
+
 /* Forget a receive stream.  Peer lock held. */
 void grim_rxs_free(struct grim_rxs *rxs)
 {
@@ -132,7 +138,7 @@ void grim_rxs_free(struct grim_rxs *rxs)
 	peer->nrx--;
 	atomic_dec(&ni->nrxs);
 	grim_count(ni, NULL, GRIM_STAT_RX_STREAMS_CLOSED);
-	kfree_rcu(rxs, rcu);
+	call_rcu(&rxs->rcu, grim_rxs_free_rcu);
 }
 
 /* A stream for incarnation @inc, in place of none.  NULL when the NI has
@@ -149,7 +155,7 @@ static struct grim_rxs *grim_rxs_new(struct grim_peer *peer, u16 src_chan,
 		return NULL;
 	if (atomic_inc_return(&ni->nrxs) > GRIM_MAX_NI_RXS)
 		goto full;
-	rxs = kzalloc(sizeof(*rxs), GFP_ATOMIC);
+	rxs = kmem_cache_zalloc(grim_rxs_cache, GFP_ATOMIC);
 	if (!rxs)
 		goto full;
 	rxs->peer = peer;
@@ -163,7 +169,7 @@ static struct grim_rxs *grim_rxs_new(struct grim_peer *peer, u16 src_chan,
 	INIT_LIST_HEAD(&rxs->reasm_link);
 	if (rhashtable_lookup_insert_fast(&ni->rxs_ht, &rxs->hnode,
 					  grim_rxs_params)) {
-		kfree(rxs);
+		kmem_cache_free(grim_rxs_cache, rxs);
 		atomic_dec(&ni->nrxs);
 		return ERR_PTR(-EBUSY);
 	}

@@ -348,13 +348,13 @@ static struct grim_txs *grim_txs_get(struct grim_peer *peer, u16 src_chan,
 	if (!create || peer->dead)
 		return NULL;
 	/* Made by a sender (process context): charged to its cgroup. */
-	txs = kzalloc(sizeof(*txs), GFP_ATOMIC | __GFP_ACCOUNT);
+	txs = kmem_cache_zalloc(grim_txs_cache, GFP_ATOMIC | __GFP_ACCOUNT);
 	if (!txs)
 		return NULL;
 	grim_txs_init(txs, peer, src_chan, dst_chan);
 	if (rhashtable_lookup_insert_fast(&ni->txs_ht, &txs->hnode,
 					  grim_txs_params)) {
-		kfree(txs);
+		kmem_cache_free(grim_txs_cache, txs);
 		return NULL;
 	}
 	list_add_tail(&txs->plink, &peer->txs_list);
@@ -362,6 +362,11 @@ static struct grim_txs *grim_txs_get(struct grim_peer *peer, u16 src_chan,
 	atomic_inc(&ni->ntxs);
 	grim_count(ni, NULL, GRIM_STAT_TX_STREAMS_OPENED);
 	return txs;
+}
+
+static void grim_txs_free_rcu(struct rcu_head *head)
+{
+	grim_txs_free(container_of(head, struct grim_txs, rcu));
 }
 
 /* Take @txs out of the NI's table and the peer's list (peer dying or
@@ -414,8 +419,18 @@ void grim_ni_reap_txs(struct grim_ni *ni)
 	spin_unlock_bh(&ni->reap_lock);
 	list_for_each_entry_safe(txs, tmp, &gone, plink) {
 		del_timer_sync(&txs->timer);
-		kfree_rcu(txs, rcu);
+		/* Lookups under RCU read no more than the key and peer. */
+		kfree(txs->sack_map);
+		txs->sack_map = NULL;
+		call_rcu(&txs->rcu, grim_txs_free_rcu);
 	}
+}
+
+/* Free a tx stream no lookup can find any more, its timer stopped. */
+void grim_txs_free(struct grim_txs *txs)
+{
+	kfree(txs->sack_map);
+	kmem_cache_free(grim_txs_cache, txs);
 }
 
 static unsigned long grim_idle_jiffies(const struct grim_txs *txs)
@@ -639,6 +654,15 @@ static void grim_frame_fail(struct grim_txs *txs, struct sk_buff *skb,
 	grim_ep_tx_failed(msg, &cb, len, err);
 }
 
+/* Forget the receiver's last report, and the memory that kept it. */
+static void grim_txs_report_clear(struct grim_txs *txs)
+{
+	txs->sack_words = 0;
+	txs->sack_ts = 0;
+	kfree(txs->sack_map);
+	txs->sack_map = NULL;
+}
+
 /* A new incarnation of @txs, from sequence 0, with nothing sent and no
  * recovery, refusal or close going on; what is queued stays, for the
  * caller to number.  Peer lock held.
@@ -661,8 +685,7 @@ static void grim_txs_restart(struct grim_txs *txs)
 	txs->skip = false;
 	txs->sack_fresh = false;
 	txs->sack_skip = false;
-	txs->sack_words = 0;
-	txs->sack_ts = 0;
+	grim_txs_report_clear(txs);
 	txs->aborting = false;
 	txs->closing = false;
 	grim_txs_flight(txs);
@@ -760,20 +783,32 @@ static bool grim_txs_sacked(const struct grim_txs *txs, u32 seq)
 /* Keep the receiver's report @rep of what it holds past its gap at
  * @seq (no earlier than the kept one's), sent at its clock's @ts.  ACKs
  * may overtake each other: an older report of the same gap, which may
- * hold less, changes nothing.  Peer lock held.
+ * hold less, changes nothing.  Memory for a report is taken only
+ * while the receiver holds frames: a stream with no gap costs none.
+ * With no memory, the report is taken as holding nothing (the frames it
+ * named are sent again).  Peer lock held.
  */
 static void grim_txs_report(struct grim_txs *txs, u32 seq,
 			    const struct grim_report *rep, u32 ts)
 {
-	unsigned int j;
+	unsigned int j, words = rep ? rep->words : 0;
 
 	if (seq == txs->sack_seq && txs->sack_ts &&
 	    (s32)(ts - txs->sack_ts) < 0)
 		return;
+	if (!words) {
+		grim_txs_report_clear(txs);
+	} else if (!txs->sack_map) {
+		txs->sack_map = kmalloc_array(GRIM_SACK_WORDS,
+					      sizeof(*txs->sack_map),
+					      GFP_ATOMIC);
+		if (!txs->sack_map)
+			words = 0;
+	}
 	txs->sack_ts = ts;
 	txs->sack_seq = seq;
-	txs->sack_words = rep ? rep->words : 0;
-	for (j = 0; j < txs->sack_words; j++)
+	txs->sack_words = words;
+	for (j = 0; j < words; j++)
 		txs->sack_map[j] = be64_to_cpu(rep->held[j].held);
 	txs->sack_fresh = true;
 }
@@ -2008,8 +2043,7 @@ static void grim_txs_aborted(struct grim_txs *txs, u32 from)
 	txs->skip = false;
 	txs->sack_fresh = false;
 	txs->sack_skip = false;
-	txs->sack_words = 0;
-	txs->sack_ts = 0;
+	grim_txs_report_clear(txs);
 	txs->held = false;
 	txs->probe = false;
 	txs->rto_one = false;
