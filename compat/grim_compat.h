@@ -55,4 +55,19 @@
 #define grim_set_netns_local(dev)	((dev)->features |= NETIF_F_NETNS_LOCAL)
 #endif
 
+/*
+ * The largest GSO packet a device takes whole, for a protocol other than
+ * IPv6: since 6.3 the core checks dev->gso_ipv4_max_size for it (BIG TCP
+ * for IPv4), before that dev->gso_max_size.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define grim_gso_max_size(dev) ({					\
+	const struct net_device *__dev = (dev);				\
+	min(READ_ONCE(__dev->gso_max_size),				\
+	    READ_ONCE(__dev->gso_ipv4_max_size));			\
+})
+#else
+#define grim_gso_max_size(dev)	READ_ONCE((dev)->gso_max_size)
+#endif
+
 #endif /* _GRIM_COMPAT_H */

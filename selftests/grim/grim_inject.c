@@ -391,6 +391,11 @@ struct sframe {
 	uint8_t *data;
 };
 
+/* The packet next_frame() takes frames from (below). */
+static uint8_t pkt[FRAME_MAX];
+static size_t pkt_len, pkt_off;
+static struct sockaddr_ll pkt_from;
+
 static int sniff_open(void)
 {
 	struct sockaddr_ll sll = {
@@ -405,7 +410,53 @@ static int sniff_open(void)
 		die("socket(AF_PACKET, ETH_P_ALL)");
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
 		die("bind(AF_PACKET)");
+	pkt_len = pkt_off = 0;
 	return fd;
+}
+
+/*
+ * A packet a tap sees may be a batch (grim.rst, Batches): whole Ethernet
+ * frames back to back, each GRIM frame as long as its header says.
+ * next_frame() hands them out one at a time, as the wire has them; a
+ * packet that is not GRIM's comes out whole.  Returns the length, or -1
+ * (errno EAGAIN) when nothing is left to read.
+ */
+static int frame_pending(void)
+{
+	return pkt_off < pkt_len;
+}
+
+static ssize_t next_frame(int fd, uint8_t *buf, struct sockaddr_ll *from)
+{
+	const struct grim_link_hdr *lh;
+	const struct ethhdr *eh;
+	size_t left, n;
+
+	if (!frame_pending()) {
+		socklen_t fl = sizeof(pkt_from);
+		ssize_t r = recvfrom(fd, pkt, sizeof(pkt), MSG_DONTWAIT,
+				     (struct sockaddr *)&pkt_from, &fl);
+
+		if (r < 0)
+			return -1;
+		pkt_len = r;
+		pkt_off = 0;
+	}
+	left = pkt_len - pkt_off;
+	eh = (const struct ethhdr *)(pkt + pkt_off);
+	lh = (const struct grim_link_hdr *)(pkt + pkt_off + ETH_HLEN);
+	n = left;
+	if (left >= ETH_HLEN + LH_LEN && ntohs(eh->h_proto) == GRIM_ETH_P &&
+	    ntohs(lh->len) >= LH_LEN && ntohs(lh->len) <= left - ETH_HLEN)
+		n = ETH_HLEN + ntohs(lh->len);
+	memcpy(buf, pkt + pkt_off, n);
+	pkt_off += n;
+	/* Too short for another frame: the last one's padding. */
+	if (pkt_len - pkt_off < ETH_HLEN + LH_LEN)
+		pkt_off = pkt_len;
+	if (from)
+		*from = pkt_from;
+	return n;
 }
 
 /* The ACKs from dmac that sniff_one() passed over while it looked for
@@ -429,7 +480,6 @@ static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		const struct grim_link_hdr *lh;
 		struct sockaddr_ll from;
-		socklen_t fl = sizeof(from);
 		const struct ethhdr *eh;
 		int left = (int)(deadline - now_ms());
 		/* A hello has no control message: it is the shortest. */
@@ -437,10 +487,9 @@ static size_t sniff_one(int fd, uint8_t *buf, uint8_t type, int outgoing,
 		size_t l;
 		ssize_t r;
 
-		if (left <= 0 || poll(&p, 1, left) <= 0)
+		if (left <= 0 || (!frame_pending() && poll(&p, 1, left) <= 0))
 			return 0;
-		r = recvfrom(fd, buf, FRAME_MAX, MSG_DONTWAIT,
-			     (struct sockaddr *)&from, &fl);
+		r = next_frame(fd, buf, &from);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
@@ -1445,9 +1494,9 @@ static void mode_capture(void)
 		uint16_t len;
 		ssize_t r;
 
-		if (left <= 0 || poll(&p, 1, left) <= 0)
+		if (left <= 0 || (!frame_pending() && poll(&p, 1, left) <= 0))
 			break;
-		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		r = next_frame(fd, buf, NULL);
 		if (r < 0 || !grim_seen(buf, r))
 			continue;
 		len = r;

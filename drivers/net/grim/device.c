@@ -91,6 +91,8 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_PEER_PROBES] = "tx_peer_probes",
 	[GRIM_STAT_RETRANS_SPURIOUS] = "retransmit_spurious",
 	[GRIM_STAT_DROP_PAST_REACH] = "rx_drop_past_reach",
+	[GRIM_STAT_TX_BATCHES] = "tx_batches",
+	[GRIM_STAT_RX_BATCHES] = "rx_batches",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop

@@ -183,6 +183,8 @@ enum grim_stat {
 	GRIM_STAT_PEER_PROBES,
 	GRIM_STAT_RETRANS_SPURIOUS,
 	GRIM_STAT_DROP_PAST_REACH,
+	GRIM_STAT_TX_BATCHES,
+	GRIM_STAT_RX_BATCHES,
 	GRIM_STAT_MAX
 };
 
@@ -584,6 +586,8 @@ void grim_device_exit(void);
 int grim_crc_init(void);
 void grim_crc_exit(void);
 const char *grim_crc_driver(void);
+void grim_offload_init(void);
+void grim_offload_exit(void);
 u32 grim_frame_crc_tail(struct sk_buff *skb);
 void grim_frame_finish_head(struct sk_buff *skb, u32 tail);
 void grim_frame_finish(struct sk_buff *skb);

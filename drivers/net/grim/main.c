@@ -132,9 +132,10 @@ static int __init grim_init(void)
 	err = grim_nl_init();
 	if (err)
 		goto err_af;
+	grim_offload_init();
 	err = grim_device_init();
 	if (err)
-		goto err_nl;
+		goto err_offload;
 	err = grim_af_register();
 	if (err)
 		goto err_device;
@@ -144,7 +145,8 @@ static int __init grim_init(void)
 
 err_device:
 	grim_device_exit();
-err_nl:
+err_offload:
+	grim_offload_exit();
 	grim_nl_exit();
 err_af:
 	grim_af_exit();
@@ -166,6 +168,7 @@ static void __exit grim_exit(void)
 {
 	grim_af_unregister();
 	grim_device_exit();
+	grim_offload_exit();
 	grim_nl_exit();
 	grim_af_exit();
 	unregister_pernet_subsys(&grim_net_ops);

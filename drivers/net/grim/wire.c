@@ -353,20 +353,22 @@ struct sk_buff *grim_ctl_frame(struct grim_ni *ni, struct grim_peer *peer,
 	return skb;
 }
 
-/* Hand one frame to the lower device (or, for our own node, back to our
- * receive path through the backlog, so sending to oneself follows the
- * same protocol).  Consumes @skb.  The skb may be a clone of a frame
- * kept for retransmission: the Ethernet header goes into a private head.
- * With a cluster key the frame is sealed on the way; @echo is the
- * challenge it echoes (a broadcast frame's is 0, or the run id of an NI
- * it answers).  It goes to @mac if given, else to the peer's MAC, or to
- * everyone when there is no peer.
+/* Make @skb a frame for the lower device, its Ethernet header pushed
+ * (or, for our own node, hand it back to our receive path through the
+ * backlog, so sending to oneself follows the same protocol: NULL then).
+ * The skb may be a clone of a frame kept for retransmission: the
+ * Ethernet header goes into a private head.  With a cluster key the
+ * frame is sealed on the way; @echo is the challenge it echoes (a
+ * broadcast frame's is 0, or the run id of an NI it answers).  It goes
+ * to @mac if given, else to the peer's MAC, or to everyone when there is
+ * no peer.  NULL, @skb consumed and counted, if it cannot be sent.
  */
-void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
-		    struct sk_buff *skb, u32 echo, const u8 *mac)
+static struct sk_buff *grim_xmit_prep(struct grim_ni *ni,
+				      struct grim_peer *peer,
+				      struct sk_buff *skb, u32 echo,
+				      const u8 *mac)
 {
 	struct net_device *lower = ni->lower;
-	int rc;
 
 	skb->dev = lower;
 	skb->protocol = htons(GRIM_ETH_P);
@@ -379,37 +381,138 @@ void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
 		skb->pkt_type = PACKET_LOOPBACK;
 		skb_reset_mac_header(skb);
 		netif_rx(skb);
-		return;
+		return NULL;
 	}
 	skb = grim_auth_seal(ni, peer, skb, echo);
 	if (!skb)
-		return;
+		return NULL;
 	if (skb_cow_head(skb, LL_RESERVED_SPACE(lower)) ||
 	    dev_hard_header(skb, lower, GRIM_ETH_P,
 			    mac ?: peer ? peer->mac : lower->broadcast, NULL,
 			    skb->len) < 0) {
 		grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
 		kfree_skb(skb);
-		return;
+		return NULL;
 	}
-	rc = dev_queue_xmit(skb);
+	return skb;
+}
+
+/* Queue @skb, @n frames, on the lower device.  Consumes @skb. */
+static void grim_xmit_lower(struct grim_ni *ni, struct grim_peer *peer,
+			    struct sk_buff *skb, unsigned int n)
+{
+	int rc = dev_queue_xmit(skb);
+
 	if (rc == NET_XMIT_SUCCESS)
 		return;
 	if (rc == NET_XMIT_DROP || rc == NET_XMIT_CN) {
 		/* A full qdisc: congestion on our own side of the path. */
-		grim_count(ni, peer, GRIM_STAT_TX_QDISC_DROPS);
+		grim_count_add(ni, peer, GRIM_STAT_TX_QDISC_DROPS, n);
 		if (peer)
 			WRITE_ONCE(peer->xmit_congested, true);
 		return;
 	}
-	grim_count(ni, peer, GRIM_STAT_TX_ERRORS);
+	grim_count_add(ni, peer, GRIM_STAT_TX_ERRORS, n);
 }
 
-static void grim_xmit(struct grim_ni *ni, struct grim_peer *peer,
-		      struct sk_buff *skb)
+/* Send one frame: see grim_xmit_prep().  Consumes @skb. */
+void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
+		    struct sk_buff *skb, u32 echo, const u8 *mac)
 {
-	grim_xmit_echo(ni, peer, skb, peer ? READ_ONCE(peer->auth_rchal) : 0,
-		       NULL);
+	skb = grim_xmit_prep(ni, peer, skb, echo, mac);
+	if (skb)
+		grim_xmit_lower(ni, peer, skb, 1);
+}
+
+/* Batches.  Frames to one peer that are ready together go to the lower
+ * device as one packet, the way TCP hands it a 64 KB segment: a GSO skb
+ * (SKB_GSO_FRAGLIST) whose head is the first frame and whose frag_list
+ * holds the others, each a whole Ethernet frame with its own header.  A
+ * device that carries such packets whole (veth, and what forwards
+ * between them) moves the batch in one pass through the qdisc, the
+ * device and the peer's receive path, and the receiving NI takes the
+ * frames apart again (grim_rcv_batch()).  Any other device has the core
+ * split it before its driver, in grim_gso_segment(), for free: the
+ * frames are already made, and go to the driver back to back, each
+ * with xmit_more but the last.  Nothing on the wire changes.
+ *
+ * The packet's "transport header" is its mac header, so that a qdisc
+ * charges it exactly its bytes on the wire and a shaper (tbf) sees each
+ * frame's whole length as gso_size.
+ */
+
+struct grim_batch {
+	struct sk_buff *head, *tail;
+	unsigned int n;
+	unsigned int max_len;
+};
+
+static void grim_batch_flush(struct grim_ni *ni, struct grim_peer *peer,
+			     struct grim_batch *b)
+{
+	struct sk_buff *head = b->head;
+
+	if (!head)
+		return;
+	if (b->n > 1) {
+		skb_shinfo(head)->gso_type = SKB_GSO_FRAGLIST;
+		skb_shinfo(head)->gso_size = b->max_len;
+		skb_shinfo(head)->gso_segs = b->n;
+		/* The core splits a GSO packet that is neither: a head
+		 * whose sum is left to the device stays so.
+		 */
+		if (head->ip_summed != CHECKSUM_PARTIAL)
+			head->ip_summed = CHECKSUM_UNNECESSARY;
+		skb_reset_transport_header(head);
+		grim_count(ni, peer, GRIM_STAT_TX_BATCHES);
+	}
+	grim_xmit_lower(ni, peer, head, b->n);
+	b->head = NULL;
+}
+
+/* Add @skb, a frame made by grim_xmit_prep(), to the batch, or send the
+ * batch and start the next with it.
+ */
+static void grim_batch_add(struct grim_ni *ni, struct grim_peer *peer,
+			   struct grim_batch *b, struct sk_buff *skb)
+{
+	struct net_device *lower = ni->lower;
+	struct sk_buff *head = b->head;
+	unsigned int limit;
+
+	limit = min_t(unsigned int, grim_gso_max_size(lower),
+		      GSO_LEGACY_MAX_SIZE);
+	if (head && head->priority == skb->priority &&
+	    head->ip_summed == skb->ip_summed &&
+	    !skb_has_frag_list(skb) && head->len + skb->len < limit &&
+	    b->n < READ_ONCE(lower->gso_max_segs)) {
+		if (b->n == 1) {
+			/* A first transmission is a clone that shares its
+			 * head with the frame kept for retransmission: the
+			 * batch's frag_list needs a head of its own.
+			 */
+			if (skb_has_frag_list(head) ||
+			    (skb_cloned(head) &&
+			     pskb_expand_head(head, 0, 0, GFP_ATOMIC)))
+				goto flush;
+			skb_shinfo(head)->frag_list = skb;
+		} else {
+			b->tail->next = skb;
+		}
+		skb->next = NULL;
+		b->tail = skb;
+		head->len += skb->len;
+		head->data_len += skb->len;
+		head->truesize += skb->truesize;
+		b->max_len = max(b->max_len, skb->len);
+		b->n++;
+		return;
+	}
+flush:
+	grim_batch_flush(ni, peer, b);
+	b->head = skb;
+	b->n = 1;
+	b->max_len = skb->len;
 }
 
 /* Queue a frame made under the peer lock.  It goes to the lower device
@@ -423,17 +526,20 @@ void grim_peer_xmit(struct grim_peer *peer, struct sk_buff *skb)
 }
 
 /* Release the peer lock, BH still off, and send what was queued under
- * it.  Each CPU sends the frames it took, in their order; two CPUs that
- * release the lock at once may interleave theirs, which the transport
- * takes as any reordering.  (A single sender for all would keep a
- * stream's order across CPUs, but could be held sending, BH off, for as
- * long as the other CPUs keep queueing.)
+ * it, in batches.  Each CPU sends the frames it took, in their order;
+ * two CPUs that release the lock at once may interleave theirs, which
+ * the transport takes as any reordering.  (A single sender for all
+ * would keep a stream's order across CPUs, but could be held sending,
+ * BH off, for as long as the other CPUs keep queueing.)
  */
 void grim_peer_unlock(struct grim_peer *peer)
 	__releases(&peer->lock)
 {
+	struct grim_ni *ni = peer->ni;
+	struct grim_batch b = { };
 	struct sk_buff_head q;
 	struct sk_buff *skb;
+	u32 echo;
 
 	if (!list_empty(&peer->cwnd_wait))
 		grim_peer_cwnd_wake(peer);
@@ -444,8 +550,121 @@ void grim_peer_unlock(struct grim_peer *peer)
 	__skb_queue_head_init(&q);
 	skb_queue_splice_init(&peer->xmitq, &q);
 	spin_unlock(&peer->lock);
-	while ((skb = __skb_dequeue(&q)))
-		grim_xmit(peer->ni, peer, skb);
+	echo = READ_ONCE(peer->auth_rchal);
+	while ((skb = __skb_dequeue(&q))) {
+		skb = grim_xmit_prep(ni, peer, skb, echo, NULL);
+		if (skb)
+			grim_batch_add(ni, peer, &b, skb);
+	}
+	grim_batch_flush(ni, peer, &b);
+}
+
+/* A frame taken off a batch's frag_list, as an skb of our own: a clone
+ * if another holder of the batch (a packet tap) references it too, since
+ * then not even its ->next may change.  Consumes @skb; NULL if no memory.
+ */
+static struct sk_buff *grim_skb_own(struct sk_buff *skb)
+{
+	struct sk_buff *c;
+
+	if (!skb_shared(skb)) {
+		skb_mark_not_on_list(skb);
+		return skb;
+	}
+	c = skb_clone(skb, GFP_ATOMIC);
+	consume_skb(skb);
+	return c;
+}
+
+/* The core's software segmentation of a batch (see above), for a device
+ * that cannot carry it whole: unchain its frames.  The head comes with
+ * its data past its Ethernet header; every other frame has its own.
+ */
+static struct sk_buff *grim_gso_segment(struct sk_buff *skb,
+					netdev_features_t features)
+{
+	struct sk_buff *list = skb_shinfo(skb)->frag_list;
+	struct sk_buff *seg, *tail = skb;
+	unsigned int len = 0, truesize = 0;
+
+	if (!(skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST) || !list)
+		return ERR_PTR(-EINVAL);
+	if (skb_unclone(skb, GFP_ATOMIC))
+		return ERR_PTR(-ENOMEM);
+	/* skb_unclone() may have given the head a new frag_list of
+	 * references to the same frames.
+	 */
+	list = skb_shinfo(skb)->frag_list;
+	skb_shinfo(skb)->frag_list = NULL;
+	while (list) {
+		seg = list;
+		list = seg->next;
+		len += seg->len;
+		truesize += seg->truesize;
+		seg = grim_skb_own(seg);
+		tail->next = seg;
+		if (!seg) {
+			kfree_skb_list(list);
+			goto fail;
+		}
+		tail = seg;
+		seg->dev = skb->dev;
+		seg->protocol = skb->protocol;
+		seg->priority = skb->priority;
+		seg->queue_mapping = skb->queue_mapping;
+		skb_reset_mac_header(seg);
+		skb_set_network_header(seg, ETH_HLEN);
+		seg->mac_len = ETH_HLEN;
+		if (skb_needs_linearize(seg, features) && __skb_linearize(seg)) {
+			kfree_skb_list(list);
+			goto fail;
+		}
+	}
+	tail->next = NULL;
+	skb->len -= len;
+	skb->data_len -= len;
+	if (skb->truesize > truesize)
+		skb->truesize -= truesize;
+	skb_gso_reset(skb);
+	skb->prev = tail;
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		skb->ip_summed = CHECKSUM_NONE;
+	if (skb_needs_linearize(skb, features) && __skb_linearize(skb))
+		goto fail;
+	/* The core leaves the split frames' sums to us: a frame whose sum
+	 * was left to a device that cannot make it is summed here.
+	 */
+	if (!(features & NETIF_F_HW_CSUM)) {
+		for (seg = skb; seg; seg = seg->next)
+			if (seg->ip_summed == CHECKSUM_PARTIAL &&
+			    skb_checksum_help(seg))
+				goto fail;
+	}
+	skb_get(skb);	/* the caller frees the packet it split */
+	return skb;
+
+fail:
+	kfree_skb_list(skb->next);
+	skb->next = NULL;
+	skb->prev = skb;
+	return ERR_PTR(-ENOMEM);
+}
+
+static struct packet_offload grim_offload __read_mostly = {
+	.type = cpu_to_be16(GRIM_ETH_P),
+	.callbacks = {
+		.gso_segment = grim_gso_segment,
+	},
+};
+
+void grim_offload_init(void)
+{
+	dev_add_offload(&grim_offload);
+}
+
+void grim_offload_exit(void)
+{
+	dev_remove_offload(&grim_offload);
 }
 
 /* Whether @skb is a whole, intact GRIM frame of our cluster; if not,
@@ -505,11 +724,84 @@ static bool grim_rcv_valid(struct grim_ni *ni, struct sk_buff *skb,
 	return true;
 }
 
+static int grim_rcv_frame(struct sk_buff *skb, struct grim_ni *ni);
+
+/* A batch (see grim_batch_flush()) that came whole: the head is a frame
+ * past its Ethernet header, every other frame has its own.  Take them
+ * apart and receive each in turn, as if they had come one by one.
+ */
+static int grim_rcv_batch(struct sk_buff *skb, struct grim_ni *ni)
+{
+	struct net_device *dev = skb->dev;
+	unsigned int len = 0, truesize = 0;
+	struct sk_buff *list, *seg;
+
+	if (skb_unclone(skb, GFP_ATOMIC)) {
+		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_NOMEM);
+		return NET_RX_DROP;
+	}
+	list = skb_shinfo(skb)->frag_list;
+	skb_shinfo(skb)->frag_list = NULL;
+	for (seg = list; seg; seg = seg->next) {
+		len += seg->len;
+		truesize += seg->truesize;
+	}
+	skb->len -= len;
+	skb->data_len -= len;
+	if (skb->truesize > truesize)
+		skb->truesize -= truesize;
+	skb_gso_reset(skb);
+	grim_count(ni, NULL, GRIM_STAT_RX_BATCHES);
+
+	grim_rcv_frame(skb, ni);
+	while (list) {
+		seg = list;
+		list = seg->next;
+		/* Shared with another holder of the batch (a packet tap,
+		 * which copies it later): not even ->next is ours.
+		 */
+		seg = grim_skb_own(seg);
+		if (!seg) {
+			grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+			continue;
+		}
+		if (!pskb_may_pull(seg, ETH_HLEN)) {
+			grim_drop(ni, NULL, seg, GRIM_STAT_DROP_SHORT);
+			continue;
+		}
+		seg->protocol = eth_type_trans(seg, dev);
+		skb_reset_network_header(seg);
+		skb_reset_mac_len(seg);
+		seg->skb_iif = skb->skb_iif;
+		seg->tstamp = skb->tstamp;
+		if (seg->protocol != htons(GRIM_ETH_P)) {
+			grim_drop(ni, NULL, seg, GRIM_STAT_DROP_NOT_OURS);
+			continue;
+		}
+		grim_rcv_frame(seg, ni);
+	}
+	return NET_RX_SUCCESS;
+}
+
 /* Entry point for GRIM frames from the lower device (softirq, RCU). */
 int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 	     struct packet_type *pt, struct net_device *orig_dev)
 {
 	struct grim_ni *ni = pt->af_packet_priv;
+
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	if (unlikely(skb_has_frag_list(skb)) &&
+	    skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST &&
+	    skb->pkt_type != PACKET_OTHERHOST && READ_ONCE(ni->running))
+		return grim_rcv_batch(skb, ni);
+	return grim_rcv_frame(skb, ni);
+}
+
+/* One frame, @skb not shared. */
+static int grim_rcv_frame(struct sk_buff *skb, struct grim_ni *ni)
+{
 	const struct grim_link_hdr *lh;
 	enum grim_stat why = GRIM_STAT_MAX;
 	struct grim_auth_info ai;
@@ -522,9 +814,6 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 
 	if (skb->pkt_type == PACKET_OTHERHOST)
 		goto consume;
-	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb)
-		return NET_RX_DROP;
 	if (!READ_ONCE(ni->running))
 		goto consume;
 	skb_dst_drop(skb);
