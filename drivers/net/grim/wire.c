@@ -735,6 +735,8 @@ static int grim_rcv_batch(struct sk_buff *skb, struct grim_ni *ni)
 	struct net_device *dev = skb->dev;
 	unsigned int len = 0, truesize = 0;
 	struct sk_buff *list, *seg;
+	ktime_t tstamp;
+	int iif;
 
 	if (skb_unclone(skb, GFP_ATOMIC)) {
 		grim_drop(ni, NULL, skb, GRIM_STAT_DROP_NOMEM);
@@ -753,6 +755,11 @@ static int grim_rcv_batch(struct sk_buff *skb, struct grim_ni *ni)
 	skb_gso_reset(skb);
 	grim_count(ni, NULL, GRIM_STAT_RX_BATCHES);
 
+	/* What the frames after the head take from it: the head is
+	 * consumed first.
+	 */
+	iif = skb->skb_iif;
+	tstamp = skb->tstamp;
 	grim_rcv_frame(skb, ni);
 	while (list) {
 		seg = list;
@@ -772,8 +779,8 @@ static int grim_rcv_batch(struct sk_buff *skb, struct grim_ni *ni)
 		seg->protocol = eth_type_trans(seg, dev);
 		skb_reset_network_header(seg);
 		skb_reset_mac_len(seg);
-		seg->skb_iif = skb->skb_iif;
-		seg->tstamp = skb->tstamp;
+		seg->skb_iif = iif;
+		seg->tstamp = tstamp;
 		if (seg->protocol != htons(GRIM_ETH_P)) {
 			grim_drop(ni, NULL, seg, GRIM_STAT_DROP_NOT_OURS);
 			continue;
