@@ -608,6 +608,11 @@ static struct sk_buff *grim_gso_segment(struct sk_buff *skb,
 			goto fail;
 		}
 		tail = seg;
+		/* The qdisc's state for the packet (its drop reason,
+		 * should one drop the frame) is in the head's cb; the
+		 * frame's own cb is still the NI's.
+		 */
+		memcpy(seg->cb, skb->cb, sizeof(seg->cb));
 		seg->dev = skb->dev;
 		seg->protocol = skb->protocol;
 		seg->priority = skb->priority;
