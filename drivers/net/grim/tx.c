@@ -419,9 +419,6 @@ void grim_ni_reap_txs(struct grim_ni *ni)
 	spin_unlock_bh(&ni->reap_lock);
 	list_for_each_entry_safe(txs, tmp, &gone, plink) {
 		del_timer_sync(&txs->timer);
-		/* Lookups under RCU read no more than the key and peer. */
-		kfree(txs->sack_map);
-		txs->sack_map = NULL;
 		call_rcu(&txs->rcu, grim_txs_free_rcu);
 	}
 }

@@ -801,12 +801,17 @@ int grim_rcv(struct sk_buff *skb, struct net_device *dev,
 {
 	struct grim_ni *ni = pt->af_packet_priv;
 
+	/* Frames a bridge floods to every port: not worth a clone. */
+	if (skb->pkt_type == PACKET_OTHERHOST) {
+		consume_skb(skb);
+		return NET_RX_SUCCESS;
+	}
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
 	if (unlikely(skb_has_frag_list(skb)) &&
 	    skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST &&
-	    skb->pkt_type != PACKET_OTHERHOST && READ_ONCE(ni->running))
+	    READ_ONCE(ni->running))
 		return grim_rcv_batch(skb, ni);
 	return grim_rcv_frame(skb, ni);
 }
