@@ -288,7 +288,10 @@ enum grim_rx_state {
 
 /* Receiver side of one stream: the peer's src_chan to our dst_chan.
  * Made by a frame of a new incarnation for a bound endpoint, freed by
- * the sender's CLOSE (rx.c).
+ * the sender's CLOSE (rx.c).  The fields up to @rcu are the peer lock's;
+ * the others are @lock's.  @lock is taken only under the peer lock, but
+ * a DATA frame's work keeps it after the peer lock is released: see the
+ * locking rules at the top of rx.c.
  */
 struct grim_rxs {
 	struct rhash_head hnode;	/* ni->rxs_ht */
@@ -298,8 +301,13 @@ struct grim_rxs {
 	u16 src_chan;
 	u16 dst_chan;
 	u32 inc;		/* the incarnation taken */
-	unsigned long last_rx;	/* jiffies of its last DATA or ABORT frame */
 	struct rcu_head rcu;
+	spinlock_t lock;	/* the fields below: see rx.c */
+	/* Frames made under @lock, sent once it is released. */
+	struct sk_buff_head xmitq;
+	unsigned long last_rx;	/* jiffies of its last DATA or ABORT frame:
+				 * read without @lock
+				 */
 	u32 rcv_nxt;		/* next expected frame */
 	u32 ts_recent;		/* tsval of the last frame taken in sequence */
 	u8 state;		/* enum grim_rx_state */
@@ -312,8 +320,7 @@ struct grim_rxs {
 	u32 abort_to;		/* ... the ABORT's last frame */
 	u32 rej_from;		/* @from of the next REJECT sent */
 	u8 unacked;		/* frames accepted since the last ACK */
-	struct list_head ack_link;	/* on peer->ack_list: ACK owed */
-	struct list_head reasm_link;	/* on peer->reasm_list: REASM */
+	struct list_head ack_link;	/* on peer->ack_list (ack_lock) */
 	struct grim_ep *ep;	/* endpoint of the message in reassembly */
 	struct sk_buff_head ooo;	/* frames past a gap, by sequence */
 	u64 *ooo_map;		/* while ooo holds frames, GRIM_SACK_WORDS
@@ -331,8 +338,10 @@ struct grim_rxs {
 struct grim_peer {
 	struct hlist_node link;		/* ni->peers, RCU */
 	struct grim_ni *ni;
-	/* Protects everything below, and the streams.  Taken in softirq
-	 * (receive, timers) and process context (send), always with BH off.
+	/* Protects everything below, the send streams, and which receive
+	 * streams there are (a receive stream's state has its own lock,
+	 * taken inside this one).  Taken in softirq (receive, timers) and
+	 * process context (send), always with BH off.
 	 */
 	spinlock_t lock;
 	/* Frames made under @lock, sent once it is released: see
@@ -350,9 +359,13 @@ struct grim_peer {
 	unsigned long last_rx;	/* jiffies of the last valid frame */
 	unsigned int ntx;
 	unsigned int nrx;
-	struct list_head ack_list;	/* rx streams owing a delayed ACK */
-	struct list_head reasm_list;	/* rx streams reassembling */
-	struct timer_list ack_timer;	/* sends them */
+	/* Receive streams owing a delayed ACK, and the timer that sends
+	 * them.  @ack_lock, a leaf, protects the list: streams join it
+	 * under their own lock alone.
+	 */
+	spinlock_t ack_lock;
+	struct list_head ack_list;
+	struct timer_list ack_timer;
 	struct list_head txs_list;	/* our streams to the peer */
 	struct list_head rxs_list;	/* its streams to us */
 	u32 tx_inc;			/* the last incarnation drawn */
@@ -602,6 +615,10 @@ void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
 void grim_xmit_echo(struct grim_ni *ni, struct grim_peer *peer,
 		    struct sk_buff *skb, u32 echo, const u8 *mac);
 void grim_peer_xmit(struct grim_peer *peer, struct sk_buff *skb);
+void grim_xmit_queue(struct grim_ni *ni, struct grim_peer *peer,
+		     struct sk_buff_head *q);
+void grim_peer_unlock_to(struct grim_peer *peer, struct sk_buff_head *q)
+	__releases(&peer->lock);
 void grim_peer_unlock(struct grim_peer *peer) __releases(&peer->lock);
 
 /* grim_peer_unlock() for a lock taken with spin_lock_bh(). */
@@ -667,8 +684,7 @@ extern const struct rhashtable_params grim_txs_params;
 
 /* rx.c */
 void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
-		  struct sk_buff *skb);
-void grim_rxs_reset(struct grim_rxs *rxs);
+		  struct sk_buff *skb) __releases(&peer->lock);
 struct grim_rxs *grim_rxs_find(struct grim_peer *peer, u16 src_chan,
 			       u16 dst_chan);
 void grim_rxs_acked(struct grim_rxs *rxs);

@@ -104,8 +104,8 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	peer->auth_challenged = jiffies - HZ;
 	peer->resynced = jiffies - HZ;
 	peer->last_rx = jiffies;
+	spin_lock_init(&peer->ack_lock);
 	INIT_LIST_HEAD(&peer->ack_list);
-	INIT_LIST_HEAD(&peer->reasm_list);
 	INIT_LIST_HEAD(&peer->txs_list);
 	INIT_LIST_HEAD(&peer->rxs_list);
 	INIT_LIST_HEAD(&peer->cwnd_wait);
@@ -814,12 +814,12 @@ void grim_hello_timer(struct timer_list *t)
 	rcu_read_lock();
 	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
 		hlist_for_each_entry_rcu(peer, &ni->peers[i], link) {
-			if (!list_empty_careful(&peer->reasm_list))
+			if (!list_empty_careful(&peer->rxs_list)) {
 				grim_peer_expire_reasm(peer, dead);
-			if (!list_empty_careful(&peer->rxs_list))
 				grim_peer_expire_rxs(peer, max(2 * dead,
 							       GRIM_RXS_EXPIRE_MIN),
 						     dead);
+			}
 			if (peer == ni->self)
 				continue;
 			spin_lock_bh(&peer->lock);

@@ -26,6 +26,19 @@
  * data frame going back on the reverse stream to carry it; every
  * GRIM_ACK_EVERY frames, on a closed gap, on duplicates and when the
  * sender asks (its window is full) it goes at once.
+ *
+ * Locking.  The peer lock covers which receive streams there are (the
+ * table, the peer's list, the incarnations seen) and the admission of a
+ * frame: its session and, with a key, its replay window.  A stream's own
+ * state is its lock's, rxs->lock, which is taken only under the peer
+ * lock.  A DATA frame is admitted and its stream found under the peer
+ * lock; the frame's work then goes on under the stream's lock alone, so
+ * that two CPUs take frames of two streams of one peer at once.  Whoever
+ * frees a stream holds the peer lock and takes the stream's lock first:
+ * that waits out a frame still at work, and no other can start.  Frames
+ * made under the stream's lock wait on its xmitq until it is released.
+ * The streams owing a delayed ACK are on the peer's ack_list, under
+ * ack_lock, a leaf.
  */
 #include <linux/bitmap.h>
 #include <linux/netdevice.h>
@@ -118,21 +131,58 @@ void grim_peer_inc_reset(struct grim_peer *peer)
 static void grim_rxs_purge_ooo(struct grim_rxs *rxs);
 static void grim_rxs_idle(struct grim_rxs *rxs);
 
+/* Queue a frame made under the stream's lock. */
+static void grim_rxs_xmit(struct grim_rxs *rxs, struct sk_buff *skb)
+{
+	lockdep_assert_held(&rxs->lock);
+	__skb_queue_tail(&rxs->xmitq, skb);
+}
+
+/* Release the lock of a stream, the peer lock still held: its frames go
+ * with the peer's.
+ */
+static void grim_rxs_unlock_nested(struct grim_rxs *rxs)
+	__releases(&rxs->lock)
+{
+	lockdep_assert_held(&rxs->peer->lock);
+	skb_queue_splice_tail_init(&rxs->xmitq, &rxs->peer->xmitq);
+	spin_unlock(&rxs->lock);
+}
+
+/* Release the lock of a stream whose peer lock was released before, and
+ * send its frames.  The peer outlives this: the receive path holds RCU.
+ */
+static void grim_rxs_unlock(struct grim_rxs *rxs)
+	__releases(&rxs->lock)
+{
+	struct grim_peer *peer = rxs->peer;
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
+	skb_queue_splice_init(&rxs->xmitq, &q);
+	spin_unlock(&rxs->lock);
+	grim_xmit_queue(peer->ni, peer, &q);
+}
+
 static void grim_rxs_free_rcu(struct rcu_head *head)
 {
 	kmem_cache_free(grim_rxs_cache, container_of(head, struct grim_rxs,
 						     rcu));
 }
 
-/* Forget a receive stream.  Peer lock held. */
+/* Forget a receive stream.  Peer lock held, not the stream's: its
+ * taking waits out a frame at work on the stream.
+ */
 void grim_rxs_free(struct grim_rxs *rxs)
 {
 	struct grim_peer *peer = rxs->peer;
 	struct grim_ni *ni = peer->ni;
 
+	spin_lock(&rxs->lock);
 	grim_rxs_idle(rxs);
 	grim_rxs_purge_ooo(rxs);
-	list_del_init(&rxs->ack_link);
+	grim_rxs_acked(rxs);
+	grim_rxs_unlock_nested(rxs);
 	rhashtable_remove_fast(&ni->rxs_ht, &rxs->hnode, grim_rxs_params);
 	list_del(&rxs->plink);
 	peer->nrx--;
@@ -163,10 +213,11 @@ static struct grim_rxs *grim_rxs_new(struct grim_peer *peer, u16 src_chan,
 	rxs->src_chan = src_chan;
 	rxs->dst_chan = dst_chan;
 	rxs->inc = inc;
+	spin_lock_init(&rxs->lock);
+	__skb_queue_head_init(&rxs->xmitq);
 	rxs->last_rx = jiffies;
 	__skb_queue_head_init(&rxs->ooo);
 	INIT_LIST_HEAD(&rxs->ack_link);
-	INIT_LIST_HEAD(&rxs->reasm_link);
 	if (rhashtable_lookup_insert_fast(&ni->rxs_ht, &rxs->hnode,
 					  grim_rxs_params)) {
 		kmem_cache_free(grim_rxs_cache, rxs);
@@ -217,7 +268,7 @@ static void grim_send_stream_reject(struct grim_ni *ni, struct grim_peer *peer,
  */
 static bool grim_rxs_quiet(const struct grim_rxs *rxs)
 {
-	return time_after(jiffies, rxs->last_rx +
+	return time_after(jiffies, READ_ONCE(rxs->last_rx) +
 			  msecs_to_jiffies(READ_ONCE(rxs->peer->ni->dead_ms)));
 }
 
@@ -225,7 +276,7 @@ static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
 			    struct grim_rxs *rxs, u8 type, u32 seq, u8 xflags);
 
 /* Ask @rxs's sender whether it still has the frame the stream waits for:
- * an ACK of what arrived, flagged GRIM_XF_QUERY.  Peer lock held.
+ * an ACK of what arrived, flagged GRIM_XF_QUERY.  Stream lock held.
  */
 static void grim_rxs_query(struct grim_rxs *rxs)
 {
@@ -252,20 +303,26 @@ void grim_peer_expire_rxs(struct grim_peer *peer, unsigned long idle,
 			  unsigned long dead)
 {
 	struct grim_rxs *rxs, *tmp;
+	bool busy, expire;
 
 	spin_lock_bh(&peer->lock);
 	list_for_each_entry_safe(rxs, tmp, &peer->rxs_list, plink) {
+		if (time_before_eq(jiffies, READ_ONCE(rxs->last_rx) + idle))
+			continue;
+		spin_lock(&rxs->lock);
 		/* A reassembly has its own rules (grim_peer_expire_reasm()). */
-		if (!list_empty(&rxs->reasm_link) ||
-		    time_before_eq(jiffies, rxs->last_rx + idle))
-			continue;
-		if (peer->state == GRIM_PEER_UP &&
-		    time_before(jiffies, rxs->last_rx + idle + 2 * dead)) {
+		busy = rxs->state == GRIM_RX_REASM ||
+		       time_before_eq(jiffies, rxs->last_rx + idle);
+		expire = !busy && (peer->state != GRIM_PEER_UP ||
+				   time_after_eq(jiffies, rxs->last_rx + idle +
+						 2 * dead));
+		if (!busy && !expire)
 			grim_rxs_query(rxs);
-			continue;
+		grim_rxs_unlock_nested(rxs);
+		if (expire) {
+			grim_count(peer->ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
+			grim_rxs_free(rxs);
 		}
-		grim_count(peer->ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
-		grim_rxs_free(rxs);
 	}
 	grim_peer_unlock_bh(peer);
 }
@@ -336,6 +393,7 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 	u32 inc = ntohl(cm->inc), seq = ntohl(cm->seq);
 	struct grim_rxs *rxs;
 	struct sk_buff *skb;
+	bool done;
 
 	rxs = grim_rxs_find(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
 	if (rxs && rxs->inc == inc) {
@@ -343,10 +401,11 @@ void grim_rx_close(struct grim_ni *ni, struct grim_peer *peer,
 		 * the sender (a refused message whose socket went, a
 		 * rejected one): we took all we ever will.
 		 */
-		bool done = (rxs->state == GRIM_RX_IDLE || rxs->rejected) &&
-			    skb_queue_empty(&rxs->ooo) &&
-			    !grim_seq_before(seq, rxs->rcv_nxt + rxs->rejected);
-
+		spin_lock(&rxs->lock);
+		done = (rxs->state == GRIM_RX_IDLE || rxs->rejected) &&
+		       skb_queue_empty(&rxs->ooo) &&
+		       !grim_seq_before(seq, rxs->rcv_nxt + rxs->rejected);
+		grim_rxs_unlock_nested(rxs);
 		if (!done)
 			return;	/* frames still on the way: it repeats */
 		grim_rxs_free(rxs);
@@ -433,7 +492,6 @@ static void grim_rxs_abort(struct grim_rxs *rxs)
 		grim_ep_put(rxs->ep);
 	}
 	rxs->ep = NULL;
-	list_del_init(&rxs->reasm_link);
 }
 
 /* Back to between messages. */
@@ -446,43 +504,82 @@ static void grim_rxs_idle(struct grim_rxs *rxs)
 	rxs->reasm_got = 0;
 }
 
-void grim_rxs_reset(struct grim_rxs *rxs)
-{
-	grim_rxs_idle(rxs);
-	grim_rxs_purge_ooo(rxs);
-	rxs->rcv_nxt = 0;
-	rxs->refused = false;
-	rxs->rejected = false;
-	rxs->aborted = false;
-	grim_rxs_acked(rxs);
-}
-
 static void grim_send_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			  struct grim_rxs *rxs, u8 type, u32 seq);
 
-/* The peer has been told rcv_nxt (by an ACK, or on a data frame). */
+/* The peer has been told rcv_nxt (by an ACK, or on a data frame).
+ * Stream lock held.  Only its holder puts a stream on the ack_list; the
+ * ACK timer may take it off meanwhile, which leaves it empty.
+ */
 void grim_rxs_acked(struct grim_rxs *rxs)
 {
+	struct grim_peer *peer = rxs->peer;
+
+	lockdep_assert_held(&rxs->lock);
 	rxs->unacked = 0;
+	if (list_empty_careful(&rxs->ack_link))
+		return;
+	spin_lock(&peer->ack_lock);
 	list_del_init(&rxs->ack_link);
+	spin_unlock(&peer->ack_lock);
 }
 
-/* Delayed ACKs that no reply carried: send them now. */
+/* An ACK owed for frames of a message it completed: let a reply carry
+ * it, or the ACK timer.  Stream lock held.
+ */
+static void grim_rxs_ack_later(struct grim_rxs *rxs)
+{
+	struct grim_peer *peer = rxs->peer;
+
+	spin_lock(&peer->ack_lock);
+	if (list_empty(&rxs->ack_link))
+		list_add_tail(&rxs->ack_link, &peer->ack_list);
+	spin_unlock(&peer->ack_lock);
+	if (!timer_pending(&peer->ack_timer))
+		mod_timer(&peer->ack_timer, jiffies + GRIM_ACK_DELAY);
+}
+
+/* Delayed ACKs that no reply carried: send them now.  Streams are taken
+ * off the list one at a time, each under ack_lock, and then locked:
+ * ack_lock is a leaf.  The peer lock keeps them from being freed.
+ */
 void grim_ack_timer(struct timer_list *t)
 {
 	struct grim_peer *peer = from_timer(peer, t, ack_timer);
-	struct grim_rxs *rxs, *tmp;
+	struct grim_rxs *rxs;
+	LIST_HEAD(due);
 
 	spin_lock_bh(&peer->lock);
-	if (!peer->dead)
-		list_for_each_entry_safe(rxs, tmp, &peer->ack_list, ack_link)
+	if (peer->dead)
+		goto out;
+	spin_lock(&peer->ack_lock);
+	list_splice_init(&peer->ack_list, &due);
+	spin_unlock(&peer->ack_lock);
+	for (;;) {
+		spin_lock(&peer->ack_lock);
+		rxs = list_first_entry_or_null(&due, struct grim_rxs,
+					       ack_link);
+		if (rxs)
+			list_del_init(&rxs->ack_link);
+		spin_unlock(&peer->ack_lock);
+		if (!rxs)
+			break;
+		spin_lock(&rxs->lock);
+		/* Unless a frame's work sent it meanwhile. */
+		if (rxs->unacked)
 			grim_send_ctl(peer->ni, peer, rxs, GRIM_FT_ACK,
 				      rxs->rcv_nxt);
+		/* Without memory for it, the timer tries again. */
+		if (rxs->unacked)
+			grim_rxs_ack_later(rxs);
+		grim_rxs_unlock_nested(rxs);
+	}
+out:
 	grim_peer_unlock_bh(peer);
 }
 
 /* ACK, NACK or REJECT @seq of stream @rxs, with link header @xflags.
- * Peer lock held.
+ * Stream lock held.
  */
 static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
 			    struct grim_rxs *rxs, u8 type, u32 seq, u8 xflags)
@@ -521,7 +618,7 @@ static void grim_send_ctl_x(struct grim_ni *ni, struct grim_peer *peer,
 	grim_frame_finish(skb);
 	grim_count(ni, peer, type == GRIM_FT_ACK ? GRIM_STAT_TX_ACKS :
 			     rej ? GRIM_STAT_TX_REJECTS : GRIM_STAT_TX_NACKS);
-	grim_peer_xmit(peer, skb);
+	grim_rxs_xmit(rxs, skb);
 	if (type == GRIM_FT_ACK)
 		grim_rxs_acked(rxs);
 }
@@ -549,7 +646,7 @@ static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
 
 /* The message whose last frame is @seq will not be delivered, for
  * @reason: leave that frame untaken, tell the sender, and wait for its
- * next frame, flagged GRIM_XF_SKIP.  Peer lock held.
+ * next frame, flagged GRIM_XF_SKIP.  Stream lock held.
  */
 static void grim_rxs_reject(struct grim_ni *ni, struct grim_peer *peer,
 			    struct grim_rxs *rxs, u32 seq, u8 reason)
@@ -577,7 +674,8 @@ void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 	rxs = grim_rxs_open(ni, peer, cm);
 	if (!rxs)
 		return;
-	rxs->last_rx = jiffies;
+	spin_lock(&rxs->lock);
+	WRITE_ONCE(rxs->last_rx, jiffies);
 	if (!rxs->aborted || rxs->abort_to != to) {
 		/* The sender sends nothing past @to before our answer. */
 		rxs->rej_from = grim_seq_after(rxs->rcv_nxt, to) ? to + 1 :
@@ -595,6 +693,7 @@ void grim_rx_abort(struct grim_ni *ni, struct grim_peer *peer,
 	rxs->reason = GRIM_REJ_ABORTED;
 	grim_send_ctl(ni, peer, rxs, GRIM_FT_REJECT, to);
 	rxs->reason = reason;
+	grim_rxs_unlock_nested(rxs);
 }
 
 static void grim_rxs_trace_give_up(const struct grim_rxs *rxs)
@@ -623,24 +722,29 @@ static void grim_rxs_trace_give_up(const struct grim_rxs *rxs)
  */
 void grim_peer_expire_reasm(struct grim_peer *peer, unsigned long timeout)
 {
-	struct grim_rxs *rxs, *tmp;
+	struct grim_rxs *rxs;
 
 	spin_lock_bh(&peer->lock);
 	if (peer->state != GRIM_PEER_UP)
 		goto out;
-	list_for_each_entry_safe(rxs, tmp, &peer->reasm_list, reasm_link) {
-		if (time_before(jiffies, rxs->last_rx + timeout))
+	list_for_each_entry(rxs, &peer->rxs_list, plink) {
+		if (time_before(jiffies, READ_ONCE(rxs->last_rx) + timeout))
 			continue;
-		if (time_before(jiffies, rxs->last_rx +
-				GRIM_REASM_PATIENCE * timeout)) {
+		spin_lock(&rxs->lock);
+		if (rxs->state != GRIM_RX_REASM ||
+		    time_before(jiffies, rxs->last_rx + timeout)) {
+			/* not reassembling, or a frame came meanwhile */
+		} else if (time_before(jiffies, rxs->last_rx +
+				       GRIM_REASM_PATIENCE * timeout)) {
 			grim_rxs_query(rxs);
-			continue;
+		} else {
+			grim_count(peer->ni, peer, GRIM_STAT_REASM_TIMEOUTS);
+			grim_rxs_trace_give_up(rxs);
+			grim_rxs_abort(rxs);
+			rxs->state = GRIM_RX_DISCARD;
+			rxs->reason = GRIM_REJ_TIMEOUT;
 		}
-		grim_count(peer->ni, peer, GRIM_STAT_REASM_TIMEOUTS);
-		grim_rxs_trace_give_up(rxs);
-		grim_rxs_abort(rxs);
-		rxs->state = GRIM_RX_DISCARD;
-		rxs->reason = GRIM_REJ_TIMEOUT;
+		grim_rxs_unlock_nested(rxs);
 	}
 out:
 	grim_peer_unlock_bh(peer);
@@ -656,20 +760,26 @@ void grim_rx_denied(struct grim_ni *ni, struct grim_peer *peer,
 		    const struct grim_ctl_msg *cm)
 {
 	struct grim_rxs *rxs;
+	bool asked;
 
 	rxs = grim_rxs_find(peer, ntohs(cm->src_chan), ntohs(cm->dst_chan));
-	if (!rxs || rxs->inc != ntohl(cm->inc) ||
-	    rxs->rcv_nxt != ntohl(cm->seq) || !grim_rxs_quiet(rxs)) {
+	if (!rxs || rxs->inc != ntohl(cm->inc)) {
 		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
 		return;
 	}
-	if (!list_empty(&rxs->reasm_link)) {
+	spin_lock(&rxs->lock);
+	asked = rxs->rcv_nxt == ntohl(cm->seq) && grim_rxs_quiet(rxs);
+	if (!asked)
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+	else if (rxs->state == GRIM_RX_REASM)
 		grim_count(ni, peer, GRIM_STAT_REASM_TIMEOUTS);
-		grim_rxs_trace_give_up(rxs);
-	} else {
+	else
 		grim_count(ni, NULL, GRIM_STAT_RX_STREAMS_EXPIRED);
-	}
-	grim_rxs_free(rxs);
+	if (asked && rxs->state == GRIM_RX_REASM)
+		grim_rxs_trace_give_up(rxs);
+	grim_rxs_unlock_nested(rxs);
+	if (asked)
+		grim_rxs_free(rxs);
 }
 
 /* What grim_rx_first() did with a frame, besides a stat to drop it by. */
@@ -770,7 +880,6 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	rxs->reasm_want = len;
 	rxs->reasm_got = 0;
 	rxs->reasm_tail = NULL;
-	list_add_tail(&rxs->reasm_link, &peer->reasm_list);
 	return GRIM_RXF_APPEND;
 }
 
@@ -883,7 +992,6 @@ static bool grim_rx_in_order(struct grim_ni *ni, struct grim_peer *peer,
 			skb_pull(skb, GRIM_DATA_HLEN);
 			grim_rx_append(rxs, skb);
 			if (last) {
-				list_del_init(&rxs->reasm_link);
 				grim_rx_deliver(ni, peer, rxs->ep, rxs->reasm,
 						rxs->reasm_want);
 				rxs->reasm = NULL;
@@ -965,7 +1073,7 @@ static void grim_rx_hold(struct grim_ni *ni, struct grim_peer *peer,
  * the frames from the one its fragment header names up to it (their
  * messages failed at the sender).  If this stream took every frame
  * before those, it drops what it holds of the message in progress and
- * goes on at @skb.  Returns true when it did.  Peer lock held.
+ * goes on at @skb.  Returns true when it did.  Stream lock held.
  */
 static bool grim_rx_skip(struct grim_ni *ni, struct grim_peer *peer,
 			 struct grim_rxs *rxs, struct sk_buff *skb)
@@ -987,42 +1095,21 @@ static bool grim_rx_skip(struct grim_ni *ni, struct grim_peer *peer,
 	return true;
 }
 
-/* A DATA frame whose session checked out.  Peer lock held; consumes skb. */
-void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
-		  struct sk_buff *skb)
+/* DATA frame @skb of stream @rxs, in @rxs's lock alone: take it, hold
+ * it or drop it, and answer.  Consumes skb.
+ */
+static void grim_rxs_data(struct grim_ni *ni, struct grim_peer *peer,
+			  struct grim_rxs *rxs, struct sk_buff *skb)
 {
 	const struct grim_ctl_msg *cm;
-	bool ack = false, now = false;
-	struct grim_rxs *rxs;
+	bool ack = false, now;
 	u32 seq, tsval;
-	u8 flags;
 
-	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
-		grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
-		return;
-	}
 	cm = (const struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN);
 	seq = ntohl(cm->seq);
-	flags = ((const struct grim_link_hdr *)skb->data)->flags;
 	/* The sender's window is full: it waits for this ACK. */
-	now = flags & GRIM_FF_ACKREQ;
-	if (flags & GRIM_FF_ACK) {
-		const struct grim_frag_hdr *fh = (const void *)(cm + 1);
-		struct grim_ctl_msg ack = *cm;
-
-		/* About the reverse stream, its own incarnation. */
-		ack.seq = fh->ack;
-		ack.inc = fh->ack_inc;
-		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, NULL,
-				true);
-	}
-
-	rxs = grim_rxs_open(ni, peer, cm);
-	if (!rxs) {
-		kfree_skb(skb);
-		return;
-	}
-	rxs->last_rx = jiffies;
+	now = ((const struct grim_link_hdr *)skb->data)->flags &
+	      GRIM_FF_ACKREQ;
 	if (grim_seq_after(seq, rxs->rcv_nxt) && grim_rx_skip(ni, peer, rxs, skb))
 		seq = rxs->rcv_nxt;	/* the sender gave up what came before */
 	if (rxs->rejected) {
@@ -1080,13 +1167,56 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		if (!grim_rx_in_order(ni, peer, rxs, skb, &ack))
 			break;
 	}
-	if (now || rxs->unacked >= GRIM_ACK_EVERY) {
+	if (now || rxs->unacked >= GRIM_ACK_EVERY)
 		grim_send_ctl(ni, peer, rxs, GRIM_FT_ACK, rxs->rcv_nxt);
-	} else if (ack) {
-		/* A message is complete: its ACK may ride on a reply. */
-		if (list_empty(&rxs->ack_link))
-			list_add_tail(&rxs->ack_link, &peer->ack_list);
-		if (!timer_pending(&peer->ack_timer))
-			mod_timer(&peer->ack_timer, jiffies + GRIM_ACK_DELAY);
+	else if (ack)
+		grim_rxs_ack_later(rxs);	/* may ride on a reply */
+}
+
+/* A DATA frame whose session checked out.  Called with the peer lock
+ * held, which it releases; consumes skb.  What the frame says of the
+ * reverse stream, and its own stream's finding or making, are the peer
+ * lock's work; the rest is the stream's (grim_rxs_data()).
+ */
+void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
+		  struct sk_buff *skb)
+	__releases(&peer->lock)
+{
+	const struct grim_ctl_msg *cm;
+	struct grim_rxs *rxs;
+
+	if (!pskb_may_pull(skb, GRIM_DATA_HLEN)) {
+		grim_peer_unlock(peer);
+		grim_drop(ni, peer, skb, GRIM_STAT_DROP_SHORT);
+		return;
 	}
+	cm = (const struct grim_ctl_msg *)(skb->data + GRIM_LINK_HLEN);
+	if (((const struct grim_link_hdr *)skb->data)->flags & GRIM_FF_ACK) {
+		const struct grim_frag_hdr *fh = (const void *)(cm + 1);
+		struct grim_ctl_msg ack = *cm;
+
+		/* About the reverse stream, its own incarnation. */
+		ack.seq = fh->ack;
+		ack.inc = fh->ack_inc;
+		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, NULL,
+				true);
+	}
+
+	rxs = grim_rxs_open(ni, peer, cm);
+	if (!rxs) {
+		grim_peer_unlock(peer);
+		kfree_skb(skb);
+		return;
+	}
+	/* Before the stream's lock: a stream woken may take it. */
+	if (!list_empty(&peer->cwnd_wait))
+		grim_peer_cwnd_wake(peer);
+	spin_lock(&rxs->lock);
+	/* Before the peer lock goes: a frame of a new incarnation must
+	 * find this one busy (grim_rxs_quiet()).
+	 */
+	WRITE_ONCE(rxs->last_rx, jiffies);
+	grim_peer_unlock_to(peer, &rxs->xmitq);
+	grim_rxs_data(ni, peer, rxs, skb);
+	grim_rxs_unlock(rxs);
 }

@@ -844,11 +844,14 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 	lh->xflags &= ~GRIM_XF_SKIP;
 	rev = grim_rxs_find(txs->peer, txs->dst_chan, txs->src_chan);
 	if (rev) {
+		/* Under the peer lock, which is held: see rx.c. */
+		spin_lock(&rev->lock);
 		lh->flags |= GRIM_FF_ACK;
 		fh->ack = htonl(rev->rcv_nxt);
 		fh->ack_inc = htonl(rev->inc);
 		cm->tsecr = htonl(rev->ts_recent);
 		grim_rxs_acked(rev);
+		spin_unlock(&rev->lock);
 	} else {
 		lh->flags &= ~GRIM_FF_ACK;
 		fh->ack = 0;

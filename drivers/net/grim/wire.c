@@ -306,8 +306,9 @@ void grim_link_hdr_init(struct grim_ni *ni, struct grim_peer *peer,
 	lh->cluster = htonl(ni->cluster);
 	lh->src_node = htonl(ni->node);
 	lh->dst_node = htonl(peer ? peer->node : GRIM_NODE_ANY);
-	lh->src_gen = htonl(peer ? peer->lgen : ni->base_gen);
-	lh->dst_gen = htonl(peer ? peer->rgen : 0);
+	/* A receive stream makes frames without the peer lock. */
+	lh->src_gen = htonl(peer ? READ_ONCE(peer->lgen) : ni->base_gen);
+	lh->dst_gen = htonl(peer ? READ_ONCE(peer->rgen) : 0);
 	lh->csum = 0;
 }
 
@@ -525,6 +526,40 @@ void grim_peer_xmit(struct grim_peer *peer, struct sk_buff *skb)
 	__skb_queue_tail(&peer->xmitq, skb);
 }
 
+/* Send the frames on @q, made for @peer, to the lower device in
+ * batches.  No lock held, BH off.
+ */
+void grim_xmit_queue(struct grim_ni *ni, struct grim_peer *peer,
+		     struct sk_buff_head *q)
+{
+	struct grim_batch b = { };
+	struct sk_buff *skb;
+	u32 echo;
+
+	if (skb_queue_empty(q))
+		return;
+	echo = READ_ONCE(peer->auth_rchal);
+	while ((skb = __skb_dequeue(q))) {
+		skb = grim_xmit_prep(ni, peer, skb, echo, NULL);
+		if (skb)
+			grim_batch_add(ni, peer, &b, skb);
+	}
+	grim_batch_flush(ni, peer, &b);
+}
+
+/* Release the peer lock, and move what was queued under it to the tail
+ * of @q, for whoever sends @q (a receive stream that keeps its own lock
+ * after this).  Streams waiting for room in the window are not woken:
+ * a stream sending takes the lock of its reverse stream, which may be
+ * held (grim_frame_ack()).
+ */
+void grim_peer_unlock_to(struct grim_peer *peer, struct sk_buff_head *q)
+	__releases(&peer->lock)
+{
+	skb_queue_splice_tail_init(&peer->xmitq, q);
+	spin_unlock(&peer->lock);
+}
+
 /* Release the peer lock, BH still off, and send what was queued under
  * it, in batches.  Each CPU sends the frames it took, in their order;
  * two CPUs that release the lock at once may interleave theirs, which
@@ -535,28 +570,13 @@ void grim_peer_xmit(struct grim_peer *peer, struct sk_buff *skb)
 void grim_peer_unlock(struct grim_peer *peer)
 	__releases(&peer->lock)
 {
-	struct grim_ni *ni = peer->ni;
-	struct grim_batch b = { };
 	struct sk_buff_head q;
-	struct sk_buff *skb;
-	u32 echo;
 
 	if (!list_empty(&peer->cwnd_wait))
 		grim_peer_cwnd_wake(peer);
-	if (skb_queue_empty(&peer->xmitq)) {
-		spin_unlock(&peer->lock);
-		return;
-	}
 	__skb_queue_head_init(&q);
-	skb_queue_splice_init(&peer->xmitq, &q);
-	spin_unlock(&peer->lock);
-	echo = READ_ONCE(peer->auth_rchal);
-	while ((skb = __skb_dequeue(&q))) {
-		skb = grim_xmit_prep(ni, peer, skb, echo, NULL);
-		if (skb)
-			grim_batch_add(ni, peer, &b, skb);
-	}
-	grim_batch_flush(ni, peer, &b);
+	grim_peer_unlock_to(peer, &q);
+	grim_xmit_queue(peer->ni, peer, &q);
 }
 
 /* A frame taken off a batch's frag_list, as an skb of our own: a clone
@@ -924,8 +944,8 @@ static int grim_rcv_frame(struct sk_buff *skb, struct grim_ni *ni)
 		goto drop;
 	}
 	if (lh->type == GRIM_FT_DATA) {
-		grim_rx_data(ni, peer, skb);	/* consumes skb */
-		grim_peer_unlock(peer);
+		/* Consumes skb, and releases the lock. */
+		grim_rx_data(ni, peer, skb);
 		return NET_RX_SUCCESS;
 	}
 	if (lh->type == GRIM_FT_ABORT && lh->xflags & GRIM_XF_QUERY)
