@@ -349,8 +349,17 @@ static u8 grim_nl_peer_state(enum grim_peer_state state)
 static int grim_nl_fill_peer(struct sk_buff *skb, struct grim_peer *peer,
 			     bool stats)
 {
+	u32 cwnd, inflight, inflight_max;
 	struct grim_ni *ni = peer->ni;
+	unsigned long srtt8;
 
+	/* The path's state is written by the peer's streams. */
+	spin_lock(&peer->cc_lock);
+	cwnd = peer->cwnd;
+	inflight = peer->inflight;
+	inflight_max = peer->inflight_max;
+	srtt8 = peer->srtt8;
+	spin_unlock(&peer->cc_lock);
 	if (nla_put_u32(skb, GRIM_A_IFINDEX, ni->dev->ifindex) ||
 	    nla_put_u32(skb, GRIM_A_NODE, peer->node) ||
 	    nla_put_u8(skb, GRIM_A_PEER_STATE, grim_nl_peer_state(peer->state)) ||
@@ -362,11 +371,10 @@ static int grim_nl_fill_peer(struct sk_buff *skb, struct grim_peer *peer,
 	    (peer->configured && nla_put_flag(skb, GRIM_A_PEER_STATIC)) ||
 	    nla_put_u32(skb, GRIM_A_PEER_TX_STREAMS, peer->ntx) ||
 	    nla_put_u32(skb, GRIM_A_PEER_RX_STREAMS, peer->nrx) ||
-	    nla_put_u32(skb, GRIM_A_PEER_CWND, peer->cwnd) ||
-	    nla_put_u32(skb, GRIM_A_PEER_INFLIGHT, peer->inflight) ||
-	    nla_put_u32(skb, GRIM_A_PEER_INFLIGHT_MAX, peer->inflight_max) ||
-	    nla_put_u32(skb, GRIM_A_PEER_SRTT_US,
-			jiffies_to_usecs(peer->srtt8 >> 3)))
+	    nla_put_u32(skb, GRIM_A_PEER_CWND, cwnd) ||
+	    nla_put_u32(skb, GRIM_A_PEER_INFLIGHT, inflight) ||
+	    nla_put_u32(skb, GRIM_A_PEER_INFLIGHT_MAX, inflight_max) ||
+	    nla_put_u32(skb, GRIM_A_PEER_SRTT_US, jiffies_to_usecs(srtt8 >> 3)))
 		return -EMSGSIZE;
 	if (stats) {
 		u64 v[GRIM_PEER_STATS];

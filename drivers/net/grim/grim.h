@@ -211,7 +211,9 @@ struct grim_skey {
 
 /* Sender side of one stream: this NI's src_chan to the peer's dst_chan.
  * Made by the first message sent on it, found through ni->txs_ht, and
- * closed after GRIM_STREAM_IDLE_MS with nothing to send (tx.c).
+ * closed after GRIM_STREAM_IDLE_MS with nothing to send (tx.c).  @plink
+ * is the peer lock's; @inc and @reaped change under both locks; the rest
+ * is @lock's (the locking rules are at the top of tx.c).
  */
 struct grim_txs {
 	struct rhash_head hnode;	/* ni->txs_ht */
@@ -221,11 +223,14 @@ struct grim_txs {
 	u16 src_chan;
 	u16 dst_chan;
 	u32 inc;		/* incarnation, never 0 */
+	bool reaped;		/* unhashed: freed by the reap work */
+	struct rcu_head rcu;
+	spinlock_t lock;	/* the stream's state: see tx.c */
+	/* Frames made under @lock, sent once it is released. */
+	struct sk_buff_head xmitq;
 	unsigned long idle_since;	/* jiffies: the last frame was ACKed */
 	unsigned long queried;		/* jiffies: resent for a query */
 	bool closing;		/* CLOSE sent, waiting for CLOSED */
-	bool reaped;		/* unhashed: freed by the reap work */
-	struct rcu_head rcu;
 	u32 next_seq;		/* sequence of the next frame queued */
 	u32 snd_una;		/* oldest unacknowledged frame */
 	u32 snd_nxt;		/* next frame to (re)transmit */
@@ -275,7 +280,7 @@ struct grim_txs {
 				 */
 	u32 abort_to;
 	u32 flight;		/* frames counted in peer->inflight */
-	struct list_head cwnd_link;	/* on peer->cwnd_wait, or empty */
+	struct list_head cwnd_link;	/* on peer->cwnd_wait (cc_lock) */
 	bool cwnd_turn;		/* its turn to send, off cwnd_wait */
 };
 
@@ -303,6 +308,7 @@ struct grim_rxs {
 	u32 inc;		/* the incarnation taken */
 	struct rcu_head rcu;
 	spinlock_t lock;	/* the fields below: see rx.c */
+	bool dead;		/* freed: a late sender finds it so */
 	/* Frames made under @lock, sent once it is released. */
 	struct sk_buff_head xmitq;
 	unsigned long last_rx;	/* jiffies of its last DATA or ABORT frame:
@@ -338,10 +344,10 @@ struct grim_rxs {
 struct grim_peer {
 	struct hlist_node link;		/* ni->peers, RCU */
 	struct grim_ni *ni;
-	/* Protects everything below, the send streams, and which receive
-	 * streams there are (a receive stream's state has its own lock,
-	 * taken inside this one).  Taken in softirq (receive, timers) and
-	 * process context (send), always with BH off.
+	/* Protects everything below but the path (@cc_lock's), and which
+	 * streams there are; a stream's state has its own lock, taken
+	 * inside this one (tx.c, rx.c).  Taken in softirq (receive, timers)
+	 * and process context (send), always with BH off.
 	 */
 	spinlock_t lock;
 	/* Frames made under @lock, sent once it is released: see
@@ -369,6 +375,11 @@ struct grim_peer {
 	struct list_head txs_list;	/* our streams to the peer */
 	struct list_head rxs_list;	/* its streams to us */
 	u32 tx_inc;			/* the last incarnation drawn */
+	/* The path, shared by all our streams to the peer, under @cc_lock
+	 * (a leaf: streams take it under their own lock alone), up to
+	 * @cwnd_wait.
+	 */
+	spinlock_t cc_lock;
 	/* The path's round trip, from every stream's samples: where a new
 	 * stream's estimate starts (0: no sample yet).
 	 */
@@ -377,7 +388,7 @@ struct grim_peer {
 	/* Congestion (tx.c): what all our streams to the peer may have in
 	 * flight together, in frames, and what they have.  Streams that
 	 * found no room wait on @cwnd_wait, in turn.  @xmit_congested is
-	 * set without the lock, by a transmit the qdisc dropped.
+	 * set with no lock, by a transmit the qdisc dropped.
 	 */
 	u32 cwnd;
 	u32 ssthresh;
@@ -656,6 +667,7 @@ void grim_ni_reap_work(struct work_struct *work);
 
 /* tx.c */
 void grim_txs_push(struct grim_txs *txs);
+void grim_txs_unlock_nested(struct grim_txs *txs) __releases(&txs->lock);
 void grim_txs_fail(struct grim_txs *txs, int err);
 /* What an ACK says its receiver holds past its gap: @words words of
  * struct grim_sack as they came off the wire; none, nothing held.
@@ -665,15 +677,19 @@ struct grim_report {
 	unsigned int words;
 };
 
-void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
+void grim_tx_rcv_ack(struct grim_ni *ni, struct grim_peer *peer,
 		     const struct grim_link_hdr *lh,
 		     const struct grim_ctl_msg *cm,
-		     const struct grim_report *rep, bool piggybacked);
+		     const struct grim_report *rep) __releases(&peer->lock);
+void grim_tx_rcv_piggyback(struct grim_ni *ni, struct grim_peer *peer,
+			   const struct grim_link_hdr *lh,
+			   const struct grim_ctl_msg *cm);
 void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm, u16 reason, u32 from);
 void grim_peer_push_all(struct grim_peer *peer);
+void grim_peer_cc_init(struct grim_peer *peer);
 void grim_peer_cc_reset(struct grim_peer *peer);
-void grim_peer_cwnd_wake(struct grim_peer *peer);
+void grim_peer_cwnd_wake(struct grim_peer *peer, struct sk_buff_head *q);
 void grim_peer_lower_mtu(struct grim_peer *peer);
 void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm);

@@ -98,18 +98,19 @@ static struct grim_peer *grim_peer_alloc(struct grim_ni *ni, u32 node)
 	peer->node = node;
 	spin_lock_init(&peer->lock);
 	__skb_queue_head_init(&peer->xmitq);
-	peer->state = GRIM_PEER_NEW;
-	peer->lgen = ni->base_gen;
+	WRITE_ONCE(peer->state, GRIM_PEER_NEW);
+	WRITE_ONCE(peer->lgen, ni->base_gen);
 	peer->auth_chal = grim_auth_random();
 	peer->auth_challenged = jiffies - HZ;
 	peer->resynced = jiffies - HZ;
 	peer->last_rx = jiffies;
 	spin_lock_init(&peer->ack_lock);
+	spin_lock_init(&peer->cc_lock);
 	INIT_LIST_HEAD(&peer->ack_list);
 	INIT_LIST_HEAD(&peer->txs_list);
 	INIT_LIST_HEAD(&peer->rxs_list);
 	INIT_LIST_HEAD(&peer->cwnd_wait);
-	grim_peer_cc_reset(peer);
+	grim_peer_cc_init(peer);
 	timer_setup(&peer->ack_timer, grim_ack_timer, 0);
 	return peer;
 }
@@ -157,7 +158,7 @@ struct grim_peer *grim_peer_create(struct grim_ni *ni, u32 node, bool hello)
 	/* Newer than any session an entry of this node had before it was
 	 * reclaimed, which the peer may still hold.
 	 */
-	peer->lgen = grim_gen_next(ni->base_gen);
+	WRITE_ONCE(peer->lgen, grim_gen_next(ni->base_gen));
 	ni->npeers++;
 	hlist_add_head_rcu(&peer->link,
 			   &ni->peers[hash_32(node, GRIM_PEER_HASH_BITS)]);
@@ -177,8 +178,18 @@ void grim_peer_flush(struct grim_peer *peer, int err)
 	struct grim_rxs *rxs, *rtmp;
 	struct grim_txs *txs;
 
-	list_for_each_entry(txs, &peer->txs_list, plink)
+	/* A sender takes its stream's lock alone, and sends only to a peer
+	 * that is up: from here until the caller has set up the next
+	 * session, nothing is stamped with this one's generations.
+	 */
+	if (peer->state == GRIM_PEER_UP && peer != peer->ni->self)
+		WRITE_ONCE(peer->state, GRIM_PEER_NEW);
+
+	list_for_each_entry(txs, &peer->txs_list, plink) {
+		spin_lock(&txs->lock);
 		grim_txs_fail(txs, err);
+		grim_txs_unlock_nested(txs);
+	}
 	list_for_each_entry_safe(rxs, rtmp, &peer->rxs_list, plink)
 		grim_rxs_free(rxs);
 	grim_peer_inc_reset(peer);
@@ -192,8 +203,11 @@ static void grim_peer_unhash_streams(struct grim_peer *peer)
 {
 	struct grim_txs *txs;
 
-	list_for_each_entry(txs, &peer->txs_list, plink)
+	list_for_each_entry(txs, &peer->txs_list, plink) {
+		spin_lock(&txs->lock);
 		grim_txs_unhash(txs);
+		grim_txs_unlock_nested(txs);
+	}
 }
 
 /* Take @peer out of the NI: its messages fail with @err, nothing finds
@@ -203,7 +217,7 @@ static void grim_peer_unhash_streams(struct grim_peer *peer)
  */
 void grim_peer_unlink(struct grim_ni *ni, struct grim_peer *peer, int err)
 {
-	peer->dead = true;
+	WRITE_ONCE(peer->dead, true);
 	grim_peer_flush(peer, err);
 	grim_peer_unhash_streams(peer);
 	hlist_del_rcu(&peer->link);
@@ -268,7 +282,10 @@ static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
 {
 	if (peer->state == GRIM_PEER_UP)
 		return;
-	peer->state = GRIM_PEER_UP;
+	/* After the session's generations, for senders that read them
+	 * without the peer lock (grim_txs_push()).
+	 */
+	smp_store_release(&peer->state, GRIM_PEER_UP);
 	trace_grim_peer_state(peer->node, peer->state);
 	grim_nl_peer_event(ni, peer);
 	grim_count(ni, peer, GRIM_STAT_PEER_UP);
@@ -441,9 +458,9 @@ static bool grim_peer_learn_gen(struct grim_ni *ni, struct grim_peer *peer,
 		grim_peer_flush(peer, -ECONNRESET);
 		peer->rbase = 0;
 	}
-	peer->rgen = src_gen;
+	WRITE_ONCE(peer->rgen, src_gen);
 	if (peer->state != GRIM_PEER_NEW)
-		peer->state = GRIM_PEER_NEW;
+		WRITE_ONCE(peer->state, GRIM_PEER_NEW);
 	return true;
 }
 
@@ -469,10 +486,10 @@ static bool grim_peer_learn_base(struct grim_ni *ni, struct grim_peer *peer,
 		grim_count(ni, peer, GRIM_STAT_PEER_RESET);
 		netdev_dbg(ni->dev, "peer %u restarted\n", peer->node);
 		grim_peer_flush(peer, -ECONNRESET);
-		peer->lgen = grim_gen_next(peer->lgen);
-		peer->rgen = 0;
+		WRITE_ONCE(peer->lgen, grim_gen_next(peer->lgen));
+		WRITE_ONCE(peer->rgen, 0);
 		if (peer->state == GRIM_PEER_UP)
-			peer->state = GRIM_PEER_NEW;
+			WRITE_ONCE(peer->state, GRIM_PEER_NEW);
 	}
 	peer->rbase = base;
 	return true;
@@ -514,9 +531,9 @@ bool grim_peer_auth_fresh(struct grim_ni *ni, struct grim_peer *peer,
 		if (peer->auth_rboot && peer->rgen) {
 			grim_count(ni, peer, GRIM_STAT_PEER_RESET);
 			grim_peer_flush(peer, -ECONNRESET);
-			peer->rgen = 0;
+			WRITE_ONCE(peer->rgen, 0);
 			if (peer->state == GRIM_PEER_UP)
-				peer->state = GRIM_PEER_NEW;
+				WRITE_ONCE(peer->state, GRIM_PEER_NEW);
 		}
 		peer->rbase = 0;
 		grim_auth_window_reset(peer, ai->boot, ai->pn);
@@ -553,9 +570,9 @@ static void grim_peer_overtake(struct grim_ni *ni, struct grim_peer *peer,
 	netdev_dbg(ni->dev, "peer %u holds a newer session of ours\n",
 		   peer->node);
 	grim_peer_flush(peer, -ECONNRESET);
-	peer->lgen = grim_gen_next(dst_gen);
+	WRITE_ONCE(peer->lgen, grim_gen_next(dst_gen));
 	if (peer->state == GRIM_PEER_UP)
-		peer->state = GRIM_PEER_NEW;
+		WRITE_ONCE(peer->state, GRIM_PEER_NEW);
 }
 
 /* Is probe @lh of the session we hold with @peer, naming a generation of
@@ -687,7 +704,7 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 		 * never had (two forged probes): neither would take the
 		 * other's frames.  Take this one's, and start past ours.
 		 */
-		peer->rgen = ntohl(lh->src_gen);
+		WRITE_ONCE(peer->rgen, ntohl(lh->src_gen));
 		peer->rbase = 0;
 		ahead = true;
 	} else if (!(probe ? grim_peer_learn_gen(ni, peer, ntohl(lh->src_gen)) :
@@ -704,7 +721,7 @@ void grim_peer_rcv_hello(struct grim_ni *ni, struct sk_buff *skb,
 	peer->last_rx = jiffies;
 	peer->hello_ms = ntohl(h->hello_ms);
 	if (peer->state == GRIM_PEER_DOWN)
-		peer->state = GRIM_PEER_NEW;
+		WRITE_ONCE(peer->state, GRIM_PEER_NEW);
 
 	if (probe && ntohl(lh->dst_gen) == peer->lgen)
 		grim_peer_set_up(ni, peer);
@@ -726,12 +743,12 @@ static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
 		netdev_info(ni->dev, "peer %u down: silent for %u ms\n",
 			    peer->node, ni->dead_ms);
 	grim_count(ni, peer, GRIM_STAT_PEER_DOWN);
-	peer->state = GRIM_PEER_DOWN;
+	WRITE_ONCE(peer->state, GRIM_PEER_DOWN);
 	trace_grim_peer_state(peer->node, peer->state);
 	grim_nl_peer_event(ni, peer);
 	grim_peer_flush(peer, -EHOSTUNREACH);
-	peer->lgen = grim_gen_next(peer->lgen);
-	peer->rgen = 0;
+	WRITE_ONCE(peer->lgen, grim_gen_next(peer->lgen));
+	WRITE_ONCE(peer->rgen, 0);
 	peer->rbase = 0;
 }
 
@@ -747,9 +764,9 @@ static void grim_ni_fail_all(struct grim_ni *ni, int err)
 			spin_lock_bh(&peer->lock);
 			grim_peer_flush(peer, err);
 			if (peer != ni->self && peer->state != GRIM_PEER_DOWN) {
-				peer->state = GRIM_PEER_DOWN;
-				peer->lgen = grim_gen_next(peer->lgen);
-				peer->rgen = 0;
+				WRITE_ONCE(peer->state, GRIM_PEER_DOWN);
+				WRITE_ONCE(peer->lgen, grim_gen_next(peer->lgen));
+				WRITE_ONCE(peer->rgen, 0);
 				peer->rbase = 0;
 			}
 			grim_peer_unlock_bh(peer);
@@ -865,8 +882,8 @@ int grim_ni_start(struct grim_ni *ni)
 	self = grim_peer_alloc(ni, ni->node);
 	if (!self)
 		return -ENOMEM;
-	self->state = GRIM_PEER_UP;
-	self->rgen = self->lgen;
+	WRITE_ONCE(self->state, GRIM_PEER_UP);
+	WRITE_ONCE(self->rgen, self->lgen);
 	ni->self = self;
 
 	spin_lock_bh(&ni->lock);
@@ -925,7 +942,7 @@ void grim_ni_stop(struct grim_ni *ni)
 	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
 		hlist_for_each_entry(peer, &ni->peers[i], link) {
 			spin_lock_bh(&peer->lock);
-			peer->dead = true;
+			WRITE_ONCE(peer->dead, true);
 			grim_peer_flush(peer, -ENETDOWN);
 			grim_peer_unhash_streams(peer);
 			grim_peer_unlock_bh(peer);

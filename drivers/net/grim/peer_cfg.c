@@ -85,9 +85,9 @@ int grim_peer_del(struct grim_ni *ni, u32 node, struct netlink_ext_ack *extack)
 		session = peer->rgen != 0;
 		if (session) {
 			grim_peer_flush(peer, -ECONNABORTED);
-			peer->lgen = grim_gen_next(peer->lgen);
-			peer->rgen = 0;
-			peer->state = GRIM_PEER_NEW;
+			WRITE_ONCE(peer->lgen, grim_gen_next(peer->lgen));
+			WRITE_ONCE(peer->rgen, 0);
+			WRITE_ONCE(peer->state, GRIM_PEER_NEW);
 			peer->configured = false;
 			peer->last_rx = jiffies;
 		} else {

@@ -30,12 +30,16 @@
  * Locking.  The peer lock covers which receive streams there are (the
  * table, the peer's list, the incarnations seen) and the admission of a
  * frame: its session and, with a key, its replay window.  A stream's own
- * state is its lock's, rxs->lock, which is taken only under the peer
- * lock.  A DATA frame is admitted and its stream found under the peer
- * lock; the frame's work then goes on under the stream's lock alone, so
- * that two CPUs take frames of two streams of one peer at once.  Whoever
- * frees a stream holds the peer lock and takes the stream's lock first:
- * that waits out a frame still at work, and no other can start.  Frames
+ * state is its lock's, rxs->lock, which the receive path takes only
+ * under the peer lock.  A DATA frame is admitted and its stream found
+ * under the peer lock; the frame's work then goes on under the stream's
+ * lock alone, so that two CPUs take frames of two streams of one peer at
+ * once.  Whoever frees a stream holds the peer lock and takes the
+ * stream's lock first: that waits out a frame still at work, and no
+ * other can start.  A sender that puts the stream's ACK on a frame of the
+ * reverse stream takes the lock under its own send stream's, with no
+ * peer lock; it finds the stream under RCU, and marked dead if it was
+ * freed meanwhile (grim_frame_ack() in tx.c).  Frames
  * made under the stream's lock wait on its xmitq until it is released.
  * The streams owing a delayed ACK are on the peer's ack_list, under
  * ack_lock, a leaf.
@@ -67,7 +71,7 @@ const struct rhashtable_params grim_rxs_params = {
 };
 
 /* The receive stream @src_chan (the peer's) to @dst_chan (ours), if this
- * NI holds one.  Peer lock held.
+ * NI holds one.  Peer lock or RCU held.
  */
 struct grim_rxs *grim_rxs_find(struct grim_peer *peer, u16 src_chan,
 			       u16 dst_chan)
@@ -179,6 +183,7 @@ void grim_rxs_free(struct grim_rxs *rxs)
 	struct grim_ni *ni = peer->ni;
 
 	spin_lock(&rxs->lock);
+	rxs->dead = true;
 	grim_rxs_idle(rxs);
 	grim_rxs_purge_ooo(rxs);
 	grim_rxs_acked(rxs);
@@ -1198,8 +1203,7 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		/* About the reverse stream, its own incarnation. */
 		ack.seq = fh->ack;
 		ack.inc = fh->ack_inc;
-		grim_tx_rcv_ctl(ni, peer, (const void *)skb->data, &ack, NULL,
-				true);
+		grim_tx_rcv_piggyback(ni, peer, (const void *)skb->data, &ack);
 	}
 
 	rxs = grim_rxs_open(ni, peer, cm);
@@ -1209,8 +1213,8 @@ void grim_rx_data(struct grim_ni *ni, struct grim_peer *peer,
 		return;
 	}
 	/* Before the stream's lock: a stream woken may take it. */
-	if (!list_empty(&peer->cwnd_wait))
-		grim_peer_cwnd_wake(peer);
+	if (!list_empty_careful(&peer->cwnd_wait))
+		grim_peer_cwnd_wake(peer, &peer->xmitq);
 	spin_lock(&rxs->lock);
 	/* Before the peer lock goes: a frame of a new incarnation must
 	 * find this one busy (grim_rxs_quiet()).

@@ -52,6 +52,25 @@
  * transmission of a frame finishes its head in place (with the ACK of
  * the reverse stream, so that a reply acknowledges the request) and sends
  * a clone; a retransmission sends a copy with a private, refreshed head.
+ *
+ * Locking.  A send stream's state is its own lock's, txs->lock.  The
+ * peer lock covers which streams there are and the incarnations drawn;
+ * the path the streams share (congestion window, frames in flight, the
+ * line of streams waiting for room, the peer's round trip) is under the
+ * peer's cc_lock, a leaf.  The order is: peer lock, then a send stream's
+ * lock, then a receive stream's (the ACK a frame carries for the reverse
+ * stream), then the leaves.  A sender finds its stream under RCU and
+ * takes its lock alone; an ACK or NACK is admitted under the peer lock,
+ * which is released once the stream's lock is taken; the stream's timer
+ * takes the stream's lock alone.  So sending, acknowledging and timing
+ * out on one stream never wait for another stream of the peer.  No path
+ * takes the peer lock, or a second send stream's lock, while it holds a
+ * stream's: whoever needs both takes the peer lock first, and the
+ * streams waiting for room are woken once the lock of the stream that
+ * freed it is released (grim_txs_unlock()).  A stream unhashed (reaped)
+ * under both locks is found so by whoever takes its lock after; it is
+ * freed an RCU grace period after its timer is stopped.  Frames made
+ * under a stream's lock wait on its xmitq until it is released.
  */
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
@@ -85,10 +104,18 @@ static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
 				      u32 from);
 static void grim_txs_send_ctl(struct grim_txs *txs, u8 type);
 static void grim_txs_aborted(struct grim_txs *txs, u32 from);
+static void grim_frame_fail(struct grim_txs *txs, struct sk_buff *skb,
+			    int err);
+static void grim_txs_rcv_reject(struct grim_txs *txs,
+				const struct grim_ctl_msg *cm, int err,
+				u32 from);
+static void grim_txs_rcv_stream_reject(struct grim_txs *txs, u16 reason,
+				       u32 from);
 
 /* A new incarnation for a stream to @peer: never 0.  Peer lock held. */
 static u32 grim_peer_next_inc(struct grim_peer *peer)
 {
+	lockdep_assert_held(&peer->lock);
 	if (!++peer->tx_inc)
 		peer->tx_inc = 1;
 	return peer->tx_inc;
@@ -134,7 +161,7 @@ static unsigned long grim_rto_of(const struct grim_ni *ni,
  * retransmission timeout.  The peer's estimate is where the next new
  * stream to it starts: all of a peer's streams share its path, and a
  * stream that started from rto_ms on a path slower than that would send
- * its first messages twice.  Peer lock held.
+ * its first messages twice.  Stream lock held.
  */
 static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
 {
@@ -142,6 +169,7 @@ static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
 
 	m = max(m, 1UL);
 	grim_rtt_update(&txs->srtt8, &txs->rttvar4, m);
+	spin_lock(&peer->cc_lock);
 	grim_rtt_update(&peer->srtt8, &peer->rttvar4, m);
 	peer->rtt_sampled = jiffies;
 	/* The base: the least round trip of this half of
@@ -157,23 +185,26 @@ static void grim_txs_rtt_sample(struct grim_txs *txs, unsigned long m)
 	} else if (!peer->rtt_min || m < peer->rtt_min) {
 		peer->rtt_min = m;
 	}
+	spin_unlock(&peer->cc_lock);
 	txs->rto_base = grim_rto_of(peer->ni, txs->srtt8, txs->rttvar4);
 }
 
-/* A stream's estimate starts from its peer's.  Peer lock held. */
+/* A stream's estimate starts from its peer's. */
 static void grim_txs_rtt_seed(struct grim_txs *txs)
 {
 	struct grim_peer *peer = txs->peer;
 
+	spin_lock(&peer->cc_lock);
 	txs->srtt8 = peer->srtt8;
 	txs->rttvar4 = peer->rttvar4;
-	txs->rto_base = grim_rto_of(peer->ni, peer->srtt8, peer->rttvar4);
+	spin_unlock(&peer->cc_lock);
+	txs->rto_base = grim_rto_of(peer->ni, txs->srtt8, txs->rttvar4);
 }
 
-/* A new path: a fresh window, no base round trip.  Peer lock held (or
- * the peer not yet published).
+/* A new path: a fresh window, no base round trip.  For a peer not yet
+ * published; grim_peer_cc_reset() for one in use.
  */
-void grim_peer_cc_reset(struct grim_peer *peer)
+void grim_peer_cc_init(struct grim_peer *peer)
 {
 	peer->cwnd = GRIM_CWND_INIT;
 	peer->ssthresh = GRIM_CWND_MAX;
@@ -184,11 +215,20 @@ void grim_peer_cc_reset(struct grim_peer *peer)
 	peer->cwnd_cut = jiffies - HZ;
 }
 
+/* A new path for a peer in use.  Peer lock held (BH off). */
+void grim_peer_cc_reset(struct grim_peer *peer)
+{
+	spin_lock(&peer->cc_lock);
+	grim_peer_cc_init(peer);
+	spin_unlock(&peer->cc_lock);
+}
+
 /* @n more frames (negative: fewer) in flight to @peer; keep the most
- * there have been, which netlink reports.  Peer lock held.
+ * there have been, which netlink reports.  cc_lock held.
  */
 static void grim_peer_inflight_add(struct grim_peer *peer, s32 n)
 {
+	lockdep_assert_held(&peer->cc_lock);
 	peer->inflight += n;
 	if (peer->inflight > peer->inflight_max)
 		peer->inflight_max = peer->inflight;
@@ -203,13 +243,15 @@ static void grim_txs_flight(struct grim_txs *txs)
 
 	if (txs->reaped)
 		return;
+	spin_lock(&txs->peer->cc_lock);
 	grim_peer_inflight_add(txs->peer, now - txs->flight);
+	spin_unlock(&txs->peer->cc_lock);
 	txs->flight = now;
 }
 
 /* @acked frames, still counted in flight, left the network: grow the
  * window, if it was what held the peer's streams back (half of it in
- * use, at least).  Peer lock held.
+ * use, at least).  cc_lock held.
  */
 static void grim_peer_cwnd_grow(struct grim_peer *peer, u32 acked)
 {
@@ -245,11 +287,15 @@ static bool grim_peer_queueing(const struct grim_peer *peer)
  * slow start and cuts nothing.  Returns whether the loss counts as
  * congestion.  Halve the
  * window, once a round trip: the losses of one overflow, found one by
- * one, are one event.  Peer lock held.
+ * one, are one event.  Takes cc_lock.
  */
 static bool grim_peer_cwnd_loss(struct grim_peer *peer, bool congestion)
 {
-	unsigned long srtt = max(peer->srtt8 >> 3, 1UL);
+	unsigned long srtt;
+	bool cut = true;
+
+	spin_lock(&peer->cc_lock);
+	srtt = max(peer->srtt8 >> 3, 1UL);
 
 	/* A path not timed lately has no round trip to tell a queue by:
 	 * once a queue grows past rto_ms, every frame is resent before its
@@ -263,53 +309,126 @@ static bool grim_peer_cwnd_loss(struct grim_peer *peer, bool congestion)
 	    !grim_peer_queueing(peer)) {
 		/* Not a queue of ours that overflowed: leave slow start. */
 		peer->ssthresh = max_t(u32, peer->cwnd, GRIM_CWND_MIN);
-		return false;
+		cut = false;
+	} else if (time_after_eq(jiffies, peer->cwnd_cut + srtt)) {
+		peer->cwnd_cut = jiffies;
+		peer->ssthresh = max_t(u32, peer->cwnd / 2, GRIM_CWND_MIN);
+		peer->cwnd = peer->ssthresh;
+		peer->cwnd_acked = 0;
+		grim_count(peer->ni, peer, GRIM_STAT_CWND_CUTS);
 	}
-	if (time_before(jiffies, peer->cwnd_cut + srtt))
-		return true;
-	peer->cwnd_cut = jiffies;
-	peer->ssthresh = max_t(u32, peer->cwnd / 2, GRIM_CWND_MIN);
-	peer->cwnd = peer->ssthresh;
-	peer->cwnd_acked = 0;
-	grim_count(peer->ni, peer, GRIM_STAT_CWND_CUTS);
-	return true;
+	spin_unlock(&peer->cc_lock);
+	return cut;
 }
 
-/* Whether @txs may put one more frame in flight.  Streams already in
- * line go first, unless this is one taking its turn.  Peer lock held.
+/* Take one frame's room in the peer's window for @txs, or get in line
+ * for it.  Streams already in line go first, unless this is one taking
+ * its turn.  Returns whether @txs may put the frame in flight; it is
+ * counted there already.  Stream lock held.
  */
-static bool grim_txs_cwnd_room(const struct grim_txs *txs)
+static bool grim_txs_cwnd_take(struct grim_txs *txs, bool *full)
 {
-	const struct grim_peer *peer = txs->peer;
+	struct grim_peer *peer = txs->peer;
+	bool room;
 
-	return peer->inflight < peer->cwnd &&
+	spin_lock(&peer->cc_lock);
+	room = peer->inflight < peer->cwnd &&
 	       (txs->cwnd_turn || list_empty(&peer->cwnd_wait));
+	if (room) {
+		/* Ask for an ACK at once if this fills a window too small
+		 * for the receiver's ACK every GRIM_ACK_EVERY frames.
+		 */
+		*full |= peer->inflight + 1 >= peer->cwnd &&
+			 peer->cwnd < 2 * GRIM_ACK_EVERY;
+		grim_peer_inflight_add(peer, 1);
+		txs->flight++;
+	} else if (list_empty(&txs->cwnd_link)) {
+		list_add_tail(&txs->cwnd_link, &peer->cwnd_wait);
+	}
+	spin_unlock(&peer->cc_lock);
+	return room;
 }
 
-static void grim_txs_cwnd_wait(struct grim_txs *txs)
+/* Give back the room taken for a frame that did not go. */
+static void grim_txs_cwnd_untake(struct grim_txs *txs)
 {
-	if (list_empty(&txs->cwnd_link))
-		list_add_tail(&txs->cwnd_link, &txs->peer->cwnd_wait);
+	spin_lock(&txs->peer->cc_lock);
+	grim_peer_inflight_add(txs->peer, -1);
+	spin_unlock(&txs->peer->cc_lock);
+	txs->flight--;
 }
 
 /* Give the room in the window to the streams waiting for it, a few frames
  * each in turn; one that has more goes back to the end of the line.  Each
- * turn sends a frame or takes a stream out of line, so this ends.  From
- * grim_peer_unlock(): whatever freed room, the line moves before the lock
- * is released.  Peer lock held.
+ * turn sends a frame or takes a stream out of line, so this ends.  The
+ * frames go on @q.  No stream lock held (the peer lock may be): whatever
+ * freed room, the line moves once that stream's lock is released.
  */
-void grim_peer_cwnd_wake(struct grim_peer *peer)
+void grim_peer_cwnd_wake(struct grim_peer *peer, struct sk_buff_head *q)
 {
 	struct grim_txs *txs;
 
-	while (peer->inflight < peer->cwnd &&
-	       (txs = list_first_entry_or_null(&peer->cwnd_wait,
-					       struct grim_txs, cwnd_link))) {
-		list_del_init(&txs->cwnd_link);
-		txs->cwnd_turn = true;
-		grim_txs_push(txs);
-		txs->cwnd_turn = false;
+	/* A stream taken off the line may be unhashed meanwhile; it is
+	 * freed a grace period later.
+	 */
+	rcu_read_lock();
+	for (;;) {
+		spin_lock(&peer->cc_lock);
+		txs = peer->inflight < peer->cwnd ?
+		      list_first_entry_or_null(&peer->cwnd_wait,
+					       struct grim_txs, cwnd_link) :
+		      NULL;
+		if (txs)
+			list_del_init(&txs->cwnd_link);
+		spin_unlock(&peer->cc_lock);
+		if (!txs)
+			break;
+		spin_lock(&txs->lock);
+		if (!txs->reaped) {
+			txs->cwnd_turn = true;
+			grim_txs_push(txs);
+			txs->cwnd_turn = false;
+		}
+		skb_queue_splice_tail_init(&txs->xmitq, q);
+		spin_unlock(&txs->lock);
 	}
+	rcu_read_unlock();
+}
+
+/* Queue a frame made under the stream's lock. */
+static void grim_txs_xmit(struct grim_txs *txs, struct sk_buff *skb)
+{
+	lockdep_assert_held(&txs->lock);
+	__skb_queue_tail(&txs->xmitq, skb);
+}
+
+/* Release the lock of a stream, the peer lock still held: its frames go
+ * with the peer's, and the streams waiting for room are woken when the
+ * peer lock is released.
+ */
+void grim_txs_unlock_nested(struct grim_txs *txs)
+	__releases(&txs->lock)
+{
+	lockdep_assert_held(&txs->peer->lock);
+	skb_queue_splice_tail_init(&txs->xmitq, &txs->peer->xmitq);
+	spin_unlock(&txs->lock);
+}
+
+/* Release the lock of a stream, no peer lock held, BH off: send its
+ * frames, and give whatever room it freed to the streams waiting.
+ */
+static void grim_txs_unlock(struct grim_txs *txs)
+	__releases(&txs->lock)
+{
+	struct grim_peer *peer = txs->peer;
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
+	skb_queue_splice_init(&txs->xmitq, &q);
+	spin_unlock(&txs->lock);
+	if (!list_empty_careful(&peer->cwnd_wait))
+		grim_peer_cwnd_wake(peer, &q);
+	grim_xmit_queue(peer->ni, peer, &q);
 }
 
 static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
@@ -320,6 +439,8 @@ static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 	txs->src_chan = src_chan;
 	txs->dst_chan = dst_chan;
 	txs->inc = grim_peer_next_inc(peer);
+	spin_lock_init(&txs->lock);
+	__skb_queue_head_init(&txs->xmitq);
 	skb_queue_head_init(&txs->frames);
 	INIT_LIST_HEAD(&txs->cwnd_link);
 	timer_setup(&txs->timer, grim_txs_timer, 0);
@@ -370,18 +491,30 @@ static void grim_txs_free_rcu(struct rcu_head *head)
 }
 
 /* Take @txs out of the NI's table and the peer's list (peer dying or
- * stopping; the peer's free stops its timer and frees it).  Peer lock.
+ * stopping; the peer's free stops its timer and frees it).  Peer lock
+ * and stream lock held.
  */
 void grim_txs_unhash(struct grim_txs *txs)
 {
 	struct grim_peer *peer = txs->peer;
+	struct sk_buff *skb;
 
+	lockdep_assert_held(&peer->lock);
+	lockdep_assert_held(&txs->lock);
 	if (txs->reaped)
 		return;
 	txs->dead = true;
 	txs->reaped = true;
+	/* A sender that took the stream's lock between the peer's flush
+	 * and this queued messages nobody would send.
+	 */
+	while ((skb = __skb_dequeue(&txs->frames)))
+		grim_frame_fail(txs, skb, -ENETDOWN);
+	txs->send_head = NULL;
+	spin_lock(&peer->cc_lock);
 	list_del_init(&txs->cwnd_link);
 	peer->inflight -= txs->flight;
+	spin_unlock(&peer->cc_lock);
 	txs->flight = 0;
 	rhashtable_remove_fast(&peer->ni->txs_ht, &txs->hnode,
 			       grim_txs_params);
@@ -390,7 +523,7 @@ void grim_txs_unhash(struct grim_txs *txs)
 }
 
 /* The stream is closed: unhash it and have the reap work stop its timer
- * and free it.  Peer lock held; the peer is alive.
+ * and free it.  Peer lock and stream lock held; the peer is alive.
  */
 static void grim_txs_reap(struct grim_txs *txs)
 {
@@ -435,7 +568,7 @@ static unsigned long grim_idle_jiffies(const struct grim_txs *txs)
 	return msecs_to_jiffies(READ_ONCE(txs->peer->ni->stream_idle_ms));
 }
 
-/* Nothing left to send: the stream starts idling.  Peer lock held. */
+/* Nothing left to send: the stream starts idling.  Stream lock held. */
 static void grim_txs_now_idle(struct grim_txs *txs)
 {
 	txs->idle_since = jiffies;
@@ -530,7 +663,7 @@ static void grim_txs_spurious(struct grim_txs *txs, struct sk_buff *skb,
 
 /* Free acknowledged frames; complete their messages.  @tsecr is the
  * send time the ACK echoes, 0 for none.  Returns whether the ACK timed
- * a round trip.  Peer lock held.
+ * a round trip.  Stream lock held.
  */
 static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq, u32 tsecr)
 {
@@ -584,9 +717,12 @@ static bool grim_txs_ack_to(struct grim_txs *txs, u32 seq, u32 tsecr)
 					    GRIM_FRAME_CB(newest)->sent);
 		consume_skb(newest);
 	}
-	if (grim_seq_after(seq, txs->snd_una))
+	if (grim_seq_after(seq, txs->snd_una)) {
+		spin_lock(&txs->peer->cc_lock);
 		grim_peer_cwnd_grow(txs->peer, min(seq - txs->snd_una,
 						   txs->flight));
+		spin_unlock(&txs->peer->cc_lock);
+	}
 	txs->snd_una = seq;
 	if (grim_seq_before(txs->snd_nxt, seq))
 		txs->snd_nxt = seq;
@@ -662,7 +798,7 @@ static void grim_txs_report_clear(struct grim_txs *txs)
 
 /* A new incarnation of @txs, from sequence 0, with nothing sent and no
  * recovery, refusal or close going on; what is queued stays, for the
- * caller to number.  Peer lock held.
+ * caller to number.  Peer and stream locks held.
  */
 static void grim_txs_restart(struct grim_txs *txs)
 {
@@ -693,7 +829,7 @@ static void grim_txs_restart(struct grim_txs *txs)
 }
 
 /* Fail everything queued; restart the stream at sequence 0, under a new
- * incarnation.
+ * incarnation.  Peer and stream locks held.
  */
 void grim_txs_fail(struct grim_txs *txs, int err)
 {
@@ -783,7 +919,7 @@ static bool grim_txs_sacked(const struct grim_txs *txs, u32 seq)
  * hold less, changes nothing.  Memory for a report is taken only
  * while the receiver holds frames: a stream with no gap costs none.
  * With no memory, the report is taken as holding nothing (the frames it
- * named are sent again).  Peer lock held.
+ * named are sent again).  Stream lock held.
  */
 static void grim_txs_report(struct grim_txs *txs, u32 seq,
 			    const struct grim_report *rep, u32 ts)
@@ -842,21 +978,26 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 		return;
 	}
 	lh->xflags &= ~GRIM_XF_SKIP;
+	lh->flags &= ~GRIM_FF_ACK;
+	fh->ack = 0;
+	fh->ack_inc = 0;
+	/* The reverse stream may be freed meanwhile: it is, a grace period
+	 * after it was marked dead under its lock.
+	 */
+	rcu_read_lock();
 	rev = grim_rxs_find(txs->peer, txs->dst_chan, txs->src_chan);
 	if (rev) {
-		/* Under the peer lock, which is held: see rx.c. */
 		spin_lock(&rev->lock);
-		lh->flags |= GRIM_FF_ACK;
-		fh->ack = htonl(rev->rcv_nxt);
-		fh->ack_inc = htonl(rev->inc);
-		cm->tsecr = htonl(rev->ts_recent);
-		grim_rxs_acked(rev);
+		if (!rev->dead) {
+			lh->flags |= GRIM_FF_ACK;
+			fh->ack = htonl(rev->rcv_nxt);
+			fh->ack_inc = htonl(rev->inc);
+			cm->tsecr = htonl(rev->ts_recent);
+			grim_rxs_acked(rev);
+		}
 		spin_unlock(&rev->lock);
-	} else {
-		lh->flags &= ~GRIM_FF_ACK;
-		fh->ack = 0;
-		fh->ack_inc = 0;
 	}
+	rcu_read_unlock();
 }
 
 /* The first transmission of a queued frame: stamp the session, finish
@@ -872,8 +1013,11 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
 	u32 now = grim_ts_now();
 
 	if (!fcb->stamped) {
-		lh->src_gen = htonl(txs->peer->lgen);
-		lh->dst_gen = htonl(txs->peer->rgen);
+		/* A session that changes fails or restarts the stream under
+		 * its lock: these are the session's the frame goes in.
+		 */
+		lh->src_gen = htonl(READ_ONCE(txs->peer->lgen));
+		lh->dst_gen = htonl(READ_ONCE(txs->peer->rgen));
 		grim_frame_csum_offload(txs->peer->ni, skb);
 		fcb->crc_tail = grim_frame_crc_tail(skb);
 		__skb_header_release(skb);
@@ -908,7 +1052,7 @@ static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
 
 /* Resend frame @skb alone, flagged for an ACK at once.  A loss probe's
  * copy (@probe) leaves the frame's round trip measurable: see
- * grim_txs_ack_to().  Returns whether it went.  Peer lock held.
+ * grim_txs_ack_to().  Returns whether it went.  Stream lock held.
  */
 static bool grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
 			    bool probe)
@@ -925,7 +1069,7 @@ static bool grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
 			      GRIM_FRAME_CB(skb)->seq);
 	grim_count(peer->ni, peer, GRIM_STAT_RETRANS_FRAMES);
 	grim_count(peer->ni, peer, GRIM_STAT_TX_FRAMES);
-	grim_peer_xmit(peer, copy);
+	grim_txs_xmit(txs, copy);
 	return true;
 }
 
@@ -935,7 +1079,7 @@ static bool grim_txs_resend(struct grim_txs *txs, struct sk_buff *skb,
  * the frames' own send times.  Reordering shorter than reo_wnd costs
  * nothing; a resent frame has a new send time, so it is resent again
  * only when a frame sent reo_wnd after the resend arrives without it (a
- * lost retransmission).  Returns how many went.  Peer lock held.
+ * lost retransmission).  Returns how many went.  Stream lock held.
  */
 static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 rack, u32 end)
 {
@@ -988,7 +1132,7 @@ static u32 grim_txs_mark_lost(struct grim_txs *txs, u32 rack, u32 end)
  * on its data), whose report of the frames it holds past the gap is
  * kept: date what arrived, resend what is lost, and enter recovery if
  * that is new.  The congestion window is cut once per window of frames.
- * Peer lock held.
+ * Stream lock held.
  */
 static void grim_txs_recover(struct grim_txs *txs, u32 seq)
 {
@@ -1049,7 +1193,7 @@ static unsigned long grim_txs_timeout(struct grim_txs *txs)
 }
 
 /* Make sure the timer fires by the deadline the progress stamp gives;
- * a timer already due by then stays as it is.  Peer lock held.
+ * a timer already due by then stays as it is.  Stream lock held.
  */
 static void grim_txs_arm(struct grim_txs *txs)
 {
@@ -1060,8 +1204,8 @@ static void grim_txs_arm(struct grim_txs *txs)
 		mod_timer(&txs->timer, due);
 }
 
-/* Transmit what the window allows.  Peer lock held: the frames wait on
- * the peer's queue until it is released (grim_peer_unlock()).
+/* Transmit what the window allows.  Stream lock held: the frames wait on
+ * its queue until it is released.
  */
 void grim_txs_push(struct grim_txs *txs)
 {
@@ -1070,14 +1214,18 @@ void grim_txs_push(struct grim_txs *txs)
 	u32 window = READ_ONCE(ni->window);
 	u32 quantum = txs->cwnd_turn ? GRIM_CWND_QUANTUM : U32_MAX;
 	struct sk_buff *skb, *clone;
+	bool up;
 
 	grim_txs_flight(txs);
 	if (READ_ONCE(peer->xmit_congested)) {
 		WRITE_ONCE(peer->xmit_congested, false);
 		grim_peer_cwnd_loss(peer, true);
 	}
-	if (txs->dead || txs->held || txs->aborting ||
-	    peer->state != GRIM_PEER_UP)
+	/* The peer's state before its generations (grim_frame_first()):
+	 * pairs with the release in grim_peer_set_up().
+	 */
+	up = smp_load_acquire(&peer->state) == GRIM_PEER_UP;
+	if (txs->dead || txs->held || txs->aborting || !up)
 		return;
 	/* After a NACK, one frame probes the endpoint until it is ACKed;
 	 * after a timeout, one frame finds what the receiver holds.
@@ -1089,9 +1237,7 @@ void grim_txs_push(struct grim_txs *txs)
 	while ((skb = txs->send_head) &&
 	       txs->snd_nxt - txs->snd_una < window) {
 		bool retx = grim_seq_before(txs->snd_nxt, txs->next_sent);
-		bool full = txs->snd_nxt + 1 - txs->snd_una >= window ||
-			    (peer->inflight + 1 >= peer->cwnd &&
-			     peer->cwnd < 2 * GRIM_ACK_EVERY);
+		bool full = txs->snd_nxt + 1 - txs->snd_una >= window;
 
 		if (retx && grim_txs_sacked(txs, txs->snd_nxt)) {
 			/* The receiver holds it: still in flight, not sent. */
@@ -1100,15 +1246,23 @@ void grim_txs_push(struct grim_txs *txs)
 					 NULL : skb->next;
 			continue;
 		}
-		if (!quantum-- || !grim_txs_cwnd_room(txs)) {
-			grim_txs_cwnd_wait(txs);
+		if (!quantum--) {
+			spin_lock(&peer->cc_lock);
+			if (list_empty(&txs->cwnd_link))
+				list_add_tail(&txs->cwnd_link,
+					      &peer->cwnd_wait);
+			spin_unlock(&peer->cc_lock);
 			break;
 		}
+		if (!grim_txs_cwnd_take(txs, &full))
+			break;
 
 		clone = retx ? grim_frame_copy(txs, skb, full) :
 			       grim_frame_first(txs, skb, full);
-		if (!clone)
+		if (!clone) {
+			grim_txs_cwnd_untake(txs);
 			break;	/* the retransmission timer tries again */
+		}
 		if (retx) {
 			trace_grim_retransmit(peer->node, txs->src_chan,
 					      txs->dst_chan, txs->snd_nxt);
@@ -1120,22 +1274,24 @@ void grim_txs_push(struct grim_txs *txs)
 		}
 		grim_count(ni, peer, GRIM_STAT_TX_FRAMES);
 		txs->snd_nxt++;
-		txs->flight++;
-		grim_peer_inflight_add(peer, 1);
 		txs->send_head = skb_queue_is_last(&txs->frames, skb) ?
 				 NULL : skb->next;
-		grim_peer_xmit(peer, clone);
+		grim_txs_xmit(txs, clone);
 	}
 	if (txs->snd_nxt != txs->snd_una || txs->send_head)
 		grim_txs_arm(txs);
 }
 
+/* The peer is up: send what its streams hold.  Peer lock held. */
 void grim_peer_push_all(struct grim_peer *peer)
 {
 	struct grim_txs *txs;
 
-	list_for_each_entry(txs, &peer->txs_list, plink)
+	list_for_each_entry(txs, &peer->txs_list, plink) {
+		spin_lock(&txs->lock);
 		grim_txs_push(txs);
+		grim_txs_unlock_nested(txs);
+	}
 }
 
 /* The last frame, in @q, of the message that starts at frame @skb. */
@@ -1151,7 +1307,7 @@ static struct sk_buff *grim_msg_end(struct sk_buff_head *q,
 /* The receiver has refused this stream's next message for dead_ms: give
  * up the messages at its head whose senders are gone (a closed socket
  * has no one to wait for them), and tell the receiver to skip them.
- * Peer lock held.
+ * Stream lock held.
  */
 static void grim_txs_give_up_orphans(struct grim_txs *txs)
 {
@@ -1189,7 +1345,7 @@ static void grim_txs_give_up_orphans(struct grim_txs *txs)
 }
 
 /* A CLOSE (everything before next_seq was acknowledged) or an ABORT
- * (give up the frames up to abort_to) of @txs.  Peer lock held.
+ * (give up the frames up to abort_to) of @txs.  Stream lock held.
  */
 static void grim_txs_send_ctl(struct grim_txs *txs, u8 type)
 {
@@ -1205,12 +1361,12 @@ static void grim_txs_send_ctl(struct grim_txs *txs, u8 type)
 		return;		/* the timer sends it again */
 	grim_frame_finish(skb);
 	grim_count(ni, peer, close ? GRIM_STAT_TX_CLOSES : GRIM_STAT_TX_ABORTS);
-	grim_peer_xmit(peer, skb);
+	grim_txs_xmit(txs, skb);
 }
 
 /* Close an idle stream: CLOSE until the receiver answers CLOSED.  A
  * message queued meanwhile takes the stream back (grim_ni_queue()).
- * Peer lock held.
+ * Stream lock held.
  */
 static void grim_txs_close(struct grim_txs *txs)
 {
@@ -1221,25 +1377,41 @@ static void grim_txs_close(struct grim_txs *txs)
 	mod_timer(&txs->timer, jiffies + txs->rto);
 }
 
-/* No CLOSED yet: send CLOSE again, backing off; after dead_ms, give up
- * and forget the stream anyway.  Nothing is lost so: nothing was
- * pending, and a receiver that still holds the stream lets a new
- * incarnation take its place.  Peer lock held.
+/* Whether a closing stream has had no CLOSED for dead_ms: it is then
+ * forgotten anyway.  Nothing is lost so: nothing was pending, and a
+ * receiver that still holds the stream lets a new incarnation take its
+ * place.
  */
+static bool grim_txs_close_expired(const struct grim_txs *txs)
+{
+	return txs->closing && !txs->dead &&
+	       time_after(jiffies, txs->progress +
+			  msecs_to_jiffies(READ_ONCE(txs->peer->ni->dead_ms)));
+}
+
+/* No CLOSED yet: send CLOSE again, backing off.  Stream lock held. */
 static void grim_txs_close_timer(struct grim_txs *txs)
 {
-	struct grim_peer *peer = txs->peer;
-
-	if (time_after(jiffies, txs->progress +
-		       msecs_to_jiffies(READ_ONCE(peer->ni->dead_ms)))) {
-		grim_txs_reap(txs);
-		return;
-	}
-	if (peer->state == GRIM_PEER_UP)
+	if (READ_ONCE(txs->peer->state) == GRIM_PEER_UP)
 		grim_txs_send_ctl(txs, GRIM_FT_CLOSE);
 	txs->rto = min_t(unsigned long, txs->rto * 2,
 			 msecs_to_jiffies(GRIM_MAX_RTO_MS));
 	mod_timer(&txs->timer, jiffies + txs->rto);
+}
+
+/* A closing stream's time is up: forget it, which takes the peer lock
+ * first (grim_txs_reap()).  BH off, no lock held.
+ */
+static void grim_txs_close_reap(struct grim_txs *txs)
+{
+	struct grim_peer *peer = txs->peer;
+
+	spin_lock(&peer->lock);
+	spin_lock(&txs->lock);
+	if (grim_txs_close_expired(txs))
+		grim_txs_reap(txs);
+	grim_txs_unlock_nested(txs);
+	grim_peer_unlock(peer);
 }
 
 /* The receiver's answer to our CLOSE.  Peer lock held. */
@@ -1250,10 +1422,13 @@ void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
 
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
-	if (!txs || !txs->closing || ntohl(cm->inc) != txs->inc ||
-	    ntohl(cm->seq) != txs->next_seq)
-		return;		/* late, or the stream was taken back */
-	grim_txs_reap(txs);
+	if (!txs || ntohl(cm->inc) != txs->inc)
+		return;
+	spin_lock(&txs->lock);
+	/* Unless late, or the stream was taken back. */
+	if (txs->closing && ntohl(cm->seq) == txs->next_seq)
+		grim_txs_reap(txs);
+	grim_txs_unlock_nested(txs);
 }
 
 static void grim_txs_timer(struct timer_list *t)
@@ -1262,9 +1437,15 @@ static void grim_txs_timer(struct timer_list *t)
 	struct grim_peer *peer = txs->peer;
 	struct grim_ni *ni = peer->ni;
 
-	spin_lock_bh(&peer->lock);
+	spin_lock_bh(&txs->lock);
 	if (txs->dead)
 		goto out;
+	if (grim_txs_close_expired(txs)) {
+		grim_txs_unlock(txs);
+		grim_txs_close_reap(txs);
+		local_bh_enable();
+		return;
+	}
 	if (txs->closing) {
 		grim_txs_close_timer(txs);
 		goto out;
@@ -1273,7 +1454,7 @@ static void grim_txs_timer(struct timer_list *t)
 		unsigned long due = txs->idle_since +
 				    grim_idle_jiffies(txs);
 
-		if (peer->state != GRIM_PEER_UP)
+		if (READ_ONCE(peer->state) != GRIM_PEER_UP)
 			due = jiffies + grim_idle_jiffies(txs);
 		if (time_before(jiffies, due))
 			mod_timer(&txs->timer, due);
@@ -1282,7 +1463,7 @@ static void grim_txs_timer(struct timer_list *t)
 		goto out;
 	}
 	if (txs->aborting) {
-		if (peer->state == GRIM_PEER_UP)
+		if (READ_ONCE(peer->state) == GRIM_PEER_UP)
 			grim_txs_send_ctl(txs, GRIM_FT_ABORT);
 		txs->rto = min_t(unsigned long, txs->rto * 2,
 				 msecs_to_jiffies(GRIM_MAX_RTO_MS));
@@ -1295,7 +1476,7 @@ static void grim_txs_timer(struct timer_list *t)
 			       msecs_to_jiffies(READ_ONCE(ni->dead_ms))))
 			grim_txs_give_up_orphans(txs);
 	} else if (txs->snd_nxt != txs->snd_una &&
-		   peer->state == GRIM_PEER_UP) {
+		   READ_ONCE(peer->state) == GRIM_PEER_UP) {
 		unsigned long due = txs->progress + grim_txs_timeout(txs);
 		struct sk_buff *skb = skb_peek(&txs->frames);
 
@@ -1347,16 +1528,17 @@ static void grim_txs_timer(struct timer_list *t)
 	}
 	grim_txs_push(txs);
 out:
-	grim_peer_unlock_bh(peer);
+	grim_txs_unlock(txs);
+	local_bh_enable();
 }
 
 /* The receiver of a stream we have no incarnation @cm->inc of, or whose
  * frame @cm->seq we never sent, asks after a message it holds part of
  * (GRIM_XF_QUERY): none is coming, say so with an ABORT flagged the same
- * way.  Peer lock held.
+ * way.  The frame goes on @q, the transmit queue of the lock held.
  */
 static void grim_tx_deny(struct grim_ni *ni, struct grim_peer *peer,
-			 const struct grim_ctl_msg *cm)
+			 const struct grim_ctl_msg *cm, struct sk_buff_head *q)
 {
 	struct sk_buff *skb;
 
@@ -1368,41 +1550,59 @@ static void grim_tx_deny(struct grim_ni *ni, struct grim_peer *peer,
 	((struct grim_link_hdr *)skb->data)->xflags |= GRIM_XF_QUERY;
 	grim_frame_finish(skb);
 	grim_count(ni, peer, GRIM_STAT_TX_DENIALS);
-	grim_peer_xmit(peer, skb);
+	__skb_queue_tail(q, skb);
 }
 
-/* An ACK or NACK for one of our streams.  Peer lock held.  An ACK
- * @piggybacked on a data frame repeats itself on every frame of the
- * reverse stream: it counts only when it moves, never as a duplicate.
+/* The stream an ACK or NACK (@piggybacked on a data frame, or not) is
+ * about, if it is one of ours and of the incarnation it names.  Peer
+ * lock held.
  */
-void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
-		     const struct grim_link_hdr *lh,
-		     const struct grim_ctl_msg *cm,
-		     const struct grim_report *rep, bool piggybacked)
+static struct grim_txs *grim_tx_ctl_stream(struct grim_ni *ni,
+					   struct grim_peer *peer,
+					   const struct grim_link_hdr *lh,
+					   const struct grim_ctl_msg *cm,
+					   bool piggybacked)
 {
-	u32 seq = ntohl(cm->seq);
 	struct grim_txs *txs;
-	bool timed, query;
 
 	/* Their source channel is our destination channel. */
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
+	if (txs && ntohl(cm->inc) == txs->inc)
+		return txs;
+	/* About an incarnation that is gone, or never was. */
+	if (!piggybacked && lh->type == GRIM_FT_ACK &&
+	    lh->xflags & GRIM_XF_QUERY)
+		grim_tx_deny(ni, peer, cm, &peer->xmitq);
+	if (!txs)
+		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
+	else if (!piggybacked)
+		grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+	return NULL;
+}
+
+/* An ACK or NACK for @txs, of its incarnation.  Stream lock held.  An
+ * ACK @piggybacked on a data frame repeats itself on every frame of the
+ * reverse stream: it counts only when it moves, never as a duplicate.
+ */
+static void grim_txs_rcv_ctl(struct grim_txs *txs,
+			     const struct grim_link_hdr *lh,
+			     const struct grim_ctl_msg *cm,
+			     const struct grim_report *rep, bool piggybacked)
+{
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+	u32 seq = ntohl(cm->seq);
+	bool timed, query;
+
 	query = !piggybacked && lh->type == GRIM_FT_ACK &&
 		lh->xflags & GRIM_XF_QUERY;
-	if (!txs || ntohl(cm->inc) != txs->inc) {
-		/* About an incarnation that is gone, or never was. */
-		if (query)
-			grim_tx_deny(ni, peer, cm);
-		if (!txs)
-			grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
-		else if (!piggybacked)
-			grim_count(ni, peer, GRIM_STAT_DROP_STALE_STREAM);
+	if (txs->reaped)
 		return;
-	}
 	if (grim_seq_after(seq, txs->next_sent)) {
 		/* The receiver holds frames we never sent. */
 		if (query)
-			grim_tx_deny(ni, peer, cm);
+			grim_tx_deny(ni, peer, cm, &txs->xmitq);
 		grim_count(ni, peer, GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
@@ -1446,7 +1646,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 			 * stream: say so.
 			 */
 			if (!head && seq == txs->next_sent) {
-				grim_tx_deny(ni, peer, cm);
+				grim_tx_deny(ni, peer, cm, &txs->xmitq);
 			} else if (head && !txs->held &&
 				   GRIM_FRAME_CB(head)->seq == seq &&
 				   (!txs->queried ||
@@ -1502,6 +1702,49 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 	grim_txs_push(txs);
 }
 
+/* An ACK or NACK frame for one of our streams.  Called with the peer
+ * lock held, which it releases: the stream's work goes on under the
+ * stream's lock alone.
+ */
+void grim_tx_rcv_ack(struct grim_ni *ni, struct grim_peer *peer,
+		     const struct grim_link_hdr *lh,
+		     const struct grim_ctl_msg *cm,
+		     const struct grim_report *rep)
+	__releases(&peer->lock)
+{
+	struct grim_txs *txs;
+
+	txs = grim_tx_ctl_stream(ni, peer, lh, cm, false);
+	if (!txs) {
+		grim_peer_unlock(peer);
+		return;
+	}
+	/* Before the stream's lock: a stream woken takes its own. */
+	if (!list_empty_careful(&peer->cwnd_wait))
+		grim_peer_cwnd_wake(peer, &peer->xmitq);
+	spin_lock(&txs->lock);
+	grim_peer_unlock_to(peer, &txs->xmitq);
+	grim_txs_rcv_ctl(txs, lh, cm, rep, false);
+	grim_txs_unlock(txs);
+}
+
+/* The ACK a DATA frame carries for the reverse stream, our send stream.
+ * Peer lock held.
+ */
+void grim_tx_rcv_piggyback(struct grim_ni *ni, struct grim_peer *peer,
+			   const struct grim_link_hdr *lh,
+			   const struct grim_ctl_msg *cm)
+{
+	struct grim_txs *txs;
+
+	txs = grim_tx_ctl_stream(ni, peer, lh, cm, true);
+	if (!txs)
+		return;
+	spin_lock(&txs->lock);
+	grim_txs_rcv_ctl(txs, lh, cm, NULL, true);
+	grim_txs_unlock_nested(txs);
+}
+
 /* The receiver will never deliver the message whose last frame is
  * ctl_msg.seq: it took the frames before that one, not that one nor any
  * after it.  Fail the message with the errno @reason stands for, and go
@@ -1511,9 +1754,7 @@ void grim_tx_rcv_ctl(struct grim_ni *ni, struct grim_peer *peer,
 void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm, u16 reason, u32 from)
 {
-	u32 seq = ntohl(cm->seq);
 	struct grim_txs *txs;
-	struct sk_buff *skb;
 	int err;
 
 	switch (reason) {
@@ -1542,6 +1783,25 @@ void grim_tx_rcv_reject(struct grim_ni *ni, struct grim_peer *peer,
 					   GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
+	spin_lock(&txs->lock);
+	grim_txs_rcv_reject(txs, cm, err, from);
+	grim_txs_unlock_nested(txs);
+}
+
+/* A REJECT of one message of @txs's incarnation (@err) or the answer to
+ * its ABORT (@err 0).  Stream lock held.
+ */
+static void grim_txs_rcv_reject(struct grim_txs *txs,
+				const struct grim_ctl_msg *cm, int err,
+				u32 from)
+{
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+	u32 seq = ntohl(cm->seq);
+	struct sk_buff *skb;
+
+	if (txs->reaped)
+		return;
 	if (!err) {
 		/* The answer to our ABORT, which may name frames never
 		 * sent (the rest of the last message sent).
@@ -1767,7 +2027,7 @@ static int grim_fragment(struct sk_buff *msg, const struct grim_msg_cb *cb,
 
 /* Fill in what the NI and the stream give the frames: addresses,
  * sequence numbers and the message header (@cb, @len bytes); @msg is
- * completed with the last frame.  Peer lock held.
+ * completed with the last frame.  Stream lock held.
  */
 static void grim_frames_number(struct grim_txs *txs,
 			       struct sk_buff_head *frames,
@@ -1801,6 +2061,21 @@ static void grim_frames_number(struct grim_txs *txs,
 	GRIM_FRAME_CB(skb_peek_tail(frames))->msg = msg;
 }
 
+/* The send stream @src_chan to @dst_chan of @peer, found under RCU with
+ * no lock held; NULL if there is none.
+ */
+static struct grim_txs *grim_txs_find(struct grim_peer *peer, u16 src_chan,
+				      u16 dst_chan)
+{
+	struct grim_skey key = {
+		.node = peer->node, .src_chan = src_chan, .dst_chan = dst_chan,
+	};
+	struct grim_txs *txs;
+
+	txs = rhashtable_lookup_fast(&peer->ni->txs_ht, &key, grim_txs_params);
+	return txs && txs->peer == peer ? txs : NULL;
+}
+
 /* Queue the frames of @msg (@whole: @msg is the one frame) on the peer
  * of @ni that is @cb->node.  RCU held.  Consumes the frames and @msg
  * unless it returns an error.
@@ -1817,19 +2092,38 @@ static int grim_ni_queue(struct grim_ni *ni, struct sk_buff_head *frames,
 				      grim_peer_lookup(ni, cb->node);
 	if (!peer)
 		return -EHOSTUNREACH;
-	spin_lock_bh(&peer->lock);
-	if (peer->dead) {
+	local_bh_disable();
+	/* The stream's lock alone, if it exists; the peer lock to make it. */
+	txs = grim_txs_find(peer, cb->src_port, cb->dst_port);
+	if (txs) {
+		spin_lock(&txs->lock);
+		if (likely(!txs->reaped && !READ_ONCE(peer->dead)))
+			goto locked;
+		spin_unlock(&txs->lock);
+	}
+	spin_lock(&peer->lock);
+	if (peer->dead)
 		err = -ENETDOWN;
-		goto unlock;
-	}
-	if (peer->state == GRIM_PEER_DOWN) {
+	else if (peer->state == GRIM_PEER_DOWN)
 		err = -EHOSTUNREACH;
-		goto unlock;
+	else
+		txs = grim_txs_get(peer, cb->src_port, cb->dst_port, true);
+	if (err || !txs) {
+		grim_peer_unlock(peer);
+		local_bh_enable();
+		return err ?: -ENOBUFS;
 	}
-	txs = grim_txs_get(peer, cb->src_port, cb->dst_port, true);
-	if (!txs) {
-		err = -ENOBUFS;
-		goto unlock;
+	spin_lock(&txs->lock);
+	grim_peer_unlock_to(peer, &txs->xmitq);
+locked:
+	/* A peer that went down or away failed the stream, or unhashed
+	 * it, under its lock: what is queued now is sent when it is back,
+	 * or failed then.
+	 */
+	if (READ_ONCE(peer->state) == GRIM_PEER_DOWN) {
+		grim_txs_unlock(txs);
+		local_bh_enable();
+		return -EHOSTUNREACH;
 	}
 	/* A stream being closed is taken back.  If the receiver forgot it
 	 * already, it says so (REJECT STALE) and the frames go again under
@@ -1847,9 +2141,9 @@ static int grim_ni_queue(struct grim_ni *ni, struct sk_buff_head *frames,
 	grim_count(ni, peer, GRIM_STAT_TX_MSGS);
 	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, len);
 	grim_txs_push(txs);
-unlock:
-	grim_peer_unlock_bh(peer);
-	return err;
+	grim_txs_unlock(txs);
+	local_bh_enable();
+	return 0;
 }
 
 /* How often a message is cut again because the lower device changed
@@ -1942,7 +2236,7 @@ EXPORT_SYMBOL_GPL(grim_ni_send);
 
 /* Cut the messages of the unsent frames @old again for @g, and queue
  * them on @txs from next_seq on.  A message that cannot be cut for want
- * of memory fails.  Peer lock held.
+ * of memory fails.  Stream lock held.
  */
 static void grim_txs_recut(struct grim_txs *txs, struct sk_buff_head *old,
 			   const struct grim_geom *g)
@@ -1997,7 +2291,7 @@ static void grim_txs_recut(struct grim_txs *txs, struct sk_buff_head *old,
 }
 
 /* Move the frames from @skb to the end of the stream to @old, and number
- * from @skb's sequence on again.  Peer lock held.
+ * from @skb's sequence on again.  Stream lock held.
  */
 static void grim_txs_cut_tail(struct grim_txs *txs, struct sk_buff *skb,
 			      struct sk_buff_head *old)
@@ -2019,7 +2313,7 @@ static void grim_txs_cut_tail(struct grim_txs *txs, struct sk_buff *skb,
 /* The receiver gave up the frames up to abort_to, and had taken those
  * before @from: the messages that end before @from were delivered; the
  * others are cut again for the lower MTU of now, and sent after
- * abort_to.  Peer lock held.
+ * abort_to.  Stream lock held.
  */
 static void grim_txs_aborted(struct grim_txs *txs, u32 from)
 {
@@ -2063,7 +2357,7 @@ static void grim_txs_aborted(struct grim_txs *txs, u32 from)
  * frame too long, and all after it, are cut again as they are if none of
  * their frames was sent.  Else the receiver is asked first to give up
  * all the frames sent that it has not taken (ABORT): then every message
- * not delivered is cut again and sent anew, after them.  Peer lock held.
+ * not delivered is cut again and sent anew, after them.  Stream lock held.
  */
 static void grim_txs_lower_mtu(struct grim_txs *txs, const struct grim_geom *g)
 {
@@ -2112,10 +2406,12 @@ void grim_peer_lower_mtu(struct grim_peer *peer)
 	grim_geom_get(peer->ni, &g);
 	spin_lock_bh(&peer->lock);
 	list_for_each_entry(txs, &peer->txs_list, plink) {
-		if (txs->dead)
-			continue;
-		grim_txs_lower_mtu(txs, &g);
-		grim_txs_push(txs);
+		spin_lock(&txs->lock);
+		if (!txs->dead) {
+			grim_txs_lower_mtu(txs, &g);
+			grim_txs_push(txs);
+		}
+		grim_txs_unlock_nested(txs);
 	}
 	grim_peer_unlock_bh(peer);
 }
@@ -2123,7 +2419,7 @@ void grim_peer_lower_mtu(struct grim_peer *peer)
 /* Give every frame of @txs a private head: a first transmission's clone
  * may still share it.  In place, so that a frame that is its message
  * stays charged to its socket.  Returns false when memory ran out.
- * Peer lock held.
+ * Stream lock held.
  */
 static bool grim_txs_unshare(struct grim_txs *txs)
 {
@@ -2137,7 +2433,7 @@ static bool grim_txs_unshare(struct grim_txs *txs)
 
 /* A forged STALE can come when the oldest frame not acknowledged is in
  * the middle of a message, which a new incarnation cannot start with:
- * fail that message.  Peer lock held.
+ * fail that message.  Stream lock held.
  */
 static void grim_txs_drop_partial(struct grim_txs *txs)
 {
@@ -2161,7 +2457,7 @@ static void grim_txs_drop_partial(struct grim_txs *txs)
 
 /* The receiver no longer knows the stream's incarnation and took exactly
  * the frames before snd_una under it (REJECT STALE): send the others
- * again under a new incarnation, numbered from 0.  Peer lock held.
+ * again under a new incarnation, numbered from 0.  Peer and stream locks held.
  */
 static void grim_txs_renumber(struct grim_txs *txs)
 {
@@ -2204,8 +2500,6 @@ static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
 				      u32 from)
 {
 	struct grim_txs *txs;
-	struct sk_buff_head old;
-	struct grim_geom g;
 
 	txs = grim_txs_get(peer, ntohs(cm->dst_chan), ntohs(cm->src_chan),
 			   false);
@@ -2214,6 +2508,24 @@ static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
 					   GRIM_STAT_DROP_BAD_ACK);
 		return;
 	}
+	spin_lock(&txs->lock);
+	grim_txs_rcv_stream_reject(txs, reason, from);
+	grim_txs_unlock_nested(txs);
+}
+
+/* A REJECT of @txs's whole incarnation.  Peer and stream locks held:
+ * a new incarnation is drawn under both.
+ */
+static void grim_txs_rcv_stream_reject(struct grim_txs *txs, u16 reason,
+				       u32 from)
+{
+	struct grim_peer *peer = txs->peer;
+	struct grim_ni *ni = peer->ni;
+	struct sk_buff_head old;
+	struct grim_geom g;
+
+	if (txs->reaped)
+		return;
 	grim_count(ni, peer, GRIM_STAT_RX_REJECTS);
 	if (reason != GRIM_REJ_STALE) {
 		/* It took none of it: every message queued fails. */

@@ -572,8 +572,8 @@ void grim_peer_unlock(struct grim_peer *peer)
 {
 	struct sk_buff_head q;
 
-	if (!list_empty(&peer->cwnd_wait))
-		grim_peer_cwnd_wake(peer);
+	if (!list_empty_careful(&peer->cwnd_wait))
+		grim_peer_cwnd_wake(peer, &peer->xmitq);
 	__skb_queue_head_init(&q);
 	grim_peer_unlock_to(peer, &q);
 	grim_xmit_queue(peer->ni, peer, &q);
@@ -948,6 +948,12 @@ static int grim_rcv_frame(struct sk_buff *skb, struct grim_ni *ni)
 		grim_rx_data(ni, peer, skb);
 		return NET_RX_SUCCESS;
 	}
+	if (lh->type == GRIM_FT_ACK || lh->type == GRIM_FT_NACK) {
+		/* Releases the lock. */
+		grim_tx_rcv_ack(ni, peer, lh,
+				(const struct grim_ctl_msg *)(lh + 1), &rep);
+		goto consume;
+	}
 	if (lh->type == GRIM_FT_ABORT && lh->xflags & GRIM_XF_QUERY)
 		grim_rx_denied(ni, peer, (const struct grim_ctl_msg *)(lh + 1));
 	else if (lh->type == GRIM_FT_ABORT)
@@ -957,13 +963,9 @@ static int grim_rcv_frame(struct sk_buff *skb, struct grim_ni *ni)
 	else if (lh->type == GRIM_FT_CLOSED)
 		grim_tx_rcv_closed(ni, peer,
 				   (const struct grim_ctl_msg *)(lh + 1));
-	else if (lh->type == GRIM_FT_REJECT)
+	else
 		grim_tx_rcv_reject(ni, peer, (const struct grim_ctl_msg *)(lh + 1),
 				   reason, from);
-	else
-		grim_tx_rcv_ctl(ni, peer, lh,
-				(const struct grim_ctl_msg *)(lh + 1), &rep,
-				false);
 	grim_peer_unlock(peer);
 
 consume:
