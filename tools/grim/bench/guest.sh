@@ -639,8 +639,12 @@ scale_cases() {
 # family: DIR/profile-FAM-SIZE.txt has the hottest symbols, sender and
 # receiver together (they share the VM's CPUs).
 profile() {
-	local f fam size=$2 secs=$3 test=$4 data
+	local f fam size=$2 secs=$3 test=$4 data syms=$out/kallsyms
 	require_cmd perf
+	# perf names kernel and module symbols from kallsyms, which shows
+	# zeros while kptr_restrict hides addresses (Debian sets it).
+	echo 0 >/proc/sys/kernel/kptr_restrict || fail "kptr_restrict=0"
+	cp /proc/kallsyms "$syms" || fail "copy /proc/kallsyms"
 	for f in ${1//,/ }; do
 		data=$out/perf-$f-$size.data
 		fam=${f/grim[hok]/grim}
@@ -651,11 +655,11 @@ profile() {
 			-T "$test" -s "$size" -t "$secs" -n 1000000 \
 			2>>"$out/errors.log" ||
 			fail "perf record of $f"
-		perf report -q -i "$data" --stdio --no-children --sort sym \
-			--percent-limit 0.5 -g caller,0.5,callee,function,percent \
+		perf report -q -i "$data" --kallsyms="$syms" --stdio \
+			--no-children --sort sym --percent-limit 0.5 -g caller,0.5,callee,function,percent \
 			>"$out/profile-$f-$size.txt" 2>/dev/null
-		perf report -q -i "$data" --stdio --no-children --sort sym -g none \
-			--percent-limit 0.1 >"$out/flat-$f-$size.txt" 2>/dev/null
+		perf report -q -i "$data" --kallsyms="$syms" --stdio \
+			--no-children --sort sym -g none --percent-limit 0.1 >"$out/flat-$f-$size.txt" 2>/dev/null
 		echo "    $f $size B: $(head -n 3 "$out/flat-$f-$size.txt" | tr -s ' ' | tr '\n' ';')"
 		nsx 1 ethtool -S grim0 >"$out/ethtool-$f-$size.txt"
 		[ "$fam" = grim ] || continue
