@@ -241,7 +241,8 @@ static void grim_txs_flight(struct grim_txs *txs)
 {
 	u32 now = txs->snd_nxt - txs->snd_una;
 
-	if (txs->reaped)
+	/* Most pushes and ACKs of a busy stream change nothing here. */
+	if (txs->reaped || now == txs->flight)
 		return;
 	spin_lock(&txs->peer->cc_lock);
 	grim_peer_inflight_add(txs->peer, now - txs->flight);
