@@ -34,6 +34,11 @@ if [ $# -eq 0 ]; then
 	else
 		result not-ok splats-filter "scripts/test-splats.sh"
 	fi
+	if scripts/check-layering.sh --self-test; then
+		result ok layering-check "a driver that names the family fails it"
+	else
+		result not-ok layering-check "scripts/check-layering.sh --self-test"
+	fi
 	log=.vm-out/checkpatch.log
 	if scripts/checkpatch.sh >"$log" 2>&1 && grep -q '^total:' "$log" &&
 	   ! grep '^total:' "$log" | grep -qv 'total: 0 errors, 0 warnings, 0 checks'; then
@@ -68,6 +73,13 @@ for kv in $kernels; do
 			result ok "build $kv" "W=1 C=1, no warnings"
 		fi
 		built+=("$kv")
+		# include/net/grim.h: the driver names nothing of net/grim.
+		if scripts/check-layering.sh ".build/$kv" >".vm-out/layering-$kv.log" 2>&1; then
+			result ok "layering $kv" "one way, through include/net/grim.h"
+		else
+			sed 's/^/    | /' ".vm-out/layering-$kv.log" | head -n 20
+			result not-ok "layering $kv" "see .vm-out/layering-$kv.log"
+		fi
 	else
 		grep -E 'warning:|error:' "$blog" | head -n 20 | sed 's/^/    | /'
 		result not-ok "build $kv" "failed, see $blog"

@@ -1,24 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * GRIM kernel-internal contract between the NI driver (drivers/net/grim)
- * and the AF_GRIM protocol family (net/grim).
+ * GRIM: the in-kernel endpoint API of the NI driver (drivers/net/grim).
  *
- * The family hands whole messages to an NI and receives whole messages
- * from it; it never sees frames, sequence numbers or peers.  The NI sees
- * endpoints only through struct grim_ep and the grim_ep_*() upcalls; it
- * never touches a socket.
+ * An endpoint is anything in the kernel that sends and receives GRIM
+ * messages on a port of a network namespace: an AF_GRIM socket
+ * (net/grim), and any other driver or subsystem that wants the reliable
+ * in-order message path (the seed's device endpoints).  It embeds a
+ * struct grim_ep, binds it to a port with grim_ep_bind(), sends with
+ * grim_ni_send() and is called back through its struct grim_ep_ops.
+ *
+ * The NI never sees what the endpoint is, and the endpoint never sees
+ * frames, sequence numbers or peers.  Dependencies point one way: users
+ * of this header call the NI; the NI calls them only through their ops.
+ * Documentation/networking/grim.rst ("In-kernel endpoints") has the
+ * rules with an example.
  */
 #ifndef _NET_GRIM_H
 #define _NET_GRIM_H
 
+#include <linux/list.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
 #include <net/net_namespace.h>
 
-/* An endpoint (a port with its logical channel), as the NI sees it. */
-struct grim_ep {
-	u16 port;
-};
+struct grim_ep;
 
 /*
  * Per-message descriptor, in skb->cb of a message skb.
@@ -35,7 +40,104 @@ struct grim_msg_cb {
 
 #define GRIM_MSG_CB(skb) ((struct grim_msg_cb *)(skb)->cb)
 
-/* NI side, called by the family. */
+/* An endpoint as a dump (netlink, `grim socket show`) reports it. */
+struct grim_ep_info {
+	u16 port;
+	u16 type;		/* SOCK_* for a socket */
+	u32 peer_node;		/* default destination, 0 if none */
+	u16 peer_port;
+	u32 rx_queue;		/* bytes queued or reserved for receive */
+	u32 tx_queue;		/* bytes sent and not yet acknowledged */
+	u32 rcvbuf;
+	u32 sndbuf;
+	u32 drops;
+	u64 inode;		/* 0 for an endpoint with no inode */
+	u32 uid;
+};
+
+/*
+ * What the NI asks of an endpoint.  Every op is called in any context
+ * (softirq included) and must not sleep.  An op may run under a lock of
+ * the NI (a peer's or a stream's), so it must not call into the NI.
+ */
+struct grim_ep_ops {
+	/*
+	 * Take a reference that keeps the endpoint (and its ops) until
+	 * put(); false when it is going away and takes no more messages.
+	 * Called under RCU on an endpoint found bound.
+	 */
+	bool (*get)(struct grim_ep *ep);
+	void (*put)(struct grim_ep *ep);
+	/*
+	 * Reserve room for a @len byte message about to be received
+	 * (charged at once, so that messages in reassembly count against
+	 * the endpoint's receive buffer); false when it is full: the NI
+	 * then refuses the message on the wire and the sender tries again.
+	 */
+	bool (*reserve)(struct grim_ep *ep, unsigned int len);
+	/* Give back a reservation whose message will not arrive. */
+	void (*unreserve)(struct grim_ep *ep, unsigned int len);
+	/*
+	 * A complete message (payload only, GRIM_MSG_CB() filled), in
+	 * place of the @reserved bytes reserved for it; the endpoint takes
+	 * @skb.  The NI acknowledges the message once this returns: an
+	 * endpoint that drops it must count the drop where its user sees.
+	 */
+	void (*deliver)(struct grim_ep *ep, struct sk_buff *skb,
+			unsigned int reserved);
+	/*
+	 * A message the endpoint sent will not be delivered; @err < 0.
+	 * @msg is what the endpoint gave grim_ni_send() (its headers may
+	 * have been pushed and its cb reused): @cb and @len describe the
+	 * message.  The endpoint takes @msg.
+	 */
+	void (*tx_failed)(struct grim_ep *ep, struct sk_buff *msg,
+			  const struct grim_msg_cb *cb, unsigned int len,
+			  int err);
+	/*
+	 * Whether nobody waits for the endpoint's messages any more (a
+	 * closed socket): the NI then gives up a message that the
+	 * receiver kept refusing for dead_ms rather than retrying it for
+	 * ever.
+	 */
+	bool (*orphaned)(const struct grim_ep *ep);
+	/* Fill @info for a dump; under RCU. */
+	void (*info)(const struct grim_ep *ep, struct grim_ep_info *info);
+};
+
+/*
+ * An endpoint, embedded in its owner's structure.  Only @port may be
+ * read by the owner (0 until bound); the rest is the NI's.
+ *
+ * Lifetime: the memory of a bound endpoint is freed no sooner than an
+ * RCU grace period after grim_ep_unbind(), and no sooner than the last
+ * message it sent has been freed or handed back by tx_failed(): every
+ * message pins its endpoint (a socket does so by charging its messages
+ * to itself, skb->sk and sock_wfree()).
+ */
+struct grim_ep {
+	const struct grim_ep_ops *ops;
+	possible_net_t net;
+	u16 port;
+	struct hlist_node bind_node;	/* the namespace's ports, RCU */
+};
+
+/* Set up @ep for @net, unbound. */
+void grim_ep_init(struct grim_ep *ep, const struct grim_ep_ops *ops,
+		  struct net *net);
+/*
+ * Bind @ep to @port of its namespace, or to a free port from
+ * GRIM_PORT_EPHEMERAL on when @port is 0.  -EINVAL if it is bound
+ * already, -EADDRINUSE if the port (or every ephemeral one) is taken.
+ * Messages for the port reach the endpoint from now on.
+ */
+int grim_ep_bind(struct grim_ep *ep, u16 port);
+/*
+ * No more messages reach @ep (ops calls for messages already taken may
+ * still come, until the owner's last reference goes).  The port is free
+ * again.  Safe on an unbound endpoint.
+ */
+void grim_ep_unbind(struct grim_ep *ep);
 
 /* The node id of the first running NI of @net; 0 if there is none. */
 u32 grim_ni_local_node(struct net *net);
@@ -45,50 +147,28 @@ u32 grim_ni_local_node(struct net *net);
  */
 unsigned int grim_ni_headroom(struct net *net);
 /*
- * Queue a message for reliable, in-order delivery to GRIM_MSG_CB()->node
- * through the NI of @net that reaches it.  Process context; may sleep
- * (to allocate frames) but holds no reference to any device while it
- * does, so it never delays the removal of an NI or its lower device.
- * The NI takes the skb in all cases.  Returns 0 or a negative errno
- * (-EHOSTUNREACH: no NI reaches the node, or the peer is down;
- * -ENETDOWN: the NI is stopping; -EMSGSIZE: too long, or the lower
- * device's MTU is too small).  A message that later cannot be delivered
- * is reported with grim_ep_tx_failed().
+ * Queue a message from @ep (bound) for reliable, in-order delivery to
+ * GRIM_MSG_CB()->node, port GRIM_MSG_CB()->dst_port, through the NI of
+ * the endpoint's namespace that reaches the node; src_port is @ep's.
+ * Process context; may sleep (to allocate frames) but holds no
+ * reference to any device while it does, so it never delays the
+ * removal of an NI or its lower device.  The NI takes the skb in all
+ * cases.  Returns 0 or a negative errno (-EHOSTUNREACH: no NI reaches
+ * the node, or the peer is down; -ENETDOWN: the NI is stopping;
+ * -EMSGSIZE: too long, or the lower device's MTU is too small;
+ * -ENOTCONN: @ep is not bound).  A message that later cannot be
+ * delivered is handed back through @ep's tx_failed().
  */
-int grim_ni_send(struct net *net, struct sk_buff *skb);
+int grim_ni_send(struct grim_ep *ep, struct sk_buff *skb);
 
-/* Family side, called by the NI (any context, never sleeping). */
-
-/* Find the bound endpoint @port of @net; takes a reference. */
-struct grim_ep *grim_ep_get(struct net *net, u16 port);
-void grim_ep_put(struct grim_ep *ep);
 /*
- * Reserve room for a @len byte message in the endpoint's receive queue
- * (charged to it at once, so that messages in reassembly count against
- * SO_RCVBUF); false when the endpoint is full.
+ * The NI and the AF_GRIM family are one module, grim.ko, whose entry
+ * point is the family's (net/grim/af_grim.c): it brings the NI up first
+ * with grim_ni_init() and takes it down last with grim_ni_exit().  The
+ * NI calls nothing of the family, so either could be a module of its
+ * own.
  */
-bool grim_ep_reserve(struct grim_ep *ep, unsigned int len);
-/* Give back a reservation whose message will not arrive. */
-void grim_ep_unreserve(struct grim_ep *ep, unsigned int len);
-/*
- * Queue a complete message (payload only, cb filled) on the endpoint,
- * in place of the @reserved bytes it reserved.
- */
-void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb,
-		     unsigned int reserved);
-/*
- * A message the endpoint sent could not be delivered; @err < 0.  @msg is
- * what the endpoint gave grim_ni_send() (its headers may have been
- * pushed, and its cb reused): @cb and @len describe the message.  The
- * endpoint takes @msg.
- */
-void grim_ep_tx_failed(struct sk_buff *msg, const struct grim_msg_cb *cb,
-		       unsigned int len, int err);
-/*
- * Whether the endpoint that sent @msg is gone (a closed socket): the NI
- * then gives up such a message after the receiver refused it for
- * dead_ms, rather than retrying it for ever.
- */
-bool grim_ep_tx_orphaned(const struct sk_buff *msg);
+int grim_ni_init(void);
+void grim_ni_exit(void);
 
 #endif /* _NET_GRIM_H */

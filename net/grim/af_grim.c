@@ -12,23 +12,16 @@
  */
 #include <linux/errno.h>
 #include <linux/errqueue.h>
-#include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/net.h>
-#include <linux/random.h>
-#include <linux/rculist.h>
 #include <linux/sizes.h>
 #include <linux/skbuff.h>
 #include <linux/sockios.h>
 #include <linux/termios.h>
 #include <net/grim.h>
-#include <net/netns/generic.h>
 #include <net/sock.h>
 #include <uapi/linux/grim.h>
 
-#include "af_grim.h"
-
-#define GRIM_PORT_HASH_BITS	8
 #define GRIM_LINEAR_MAX		1024	/* longer messages go in pages */
 #define GRIM_RCVBUF_DEF		SZ_1M	/* default receive queue, bytes */
 #define GRIM_PAGE_RING		48	/* payload pages a socket reuses */
@@ -52,119 +45,39 @@ struct grim_page_ring {
 struct grim_sock {
 	struct sock sk;
 	struct grim_ep ep;		/* ep.port: 0 until bound */
-	struct hlist_node bind_node;	/* grim_ports.hash, RCU */
 	u32 peer_node;			/* connect() default destination */
 	u16 peer_port;
 	struct grim_page_ring ring;
 };
-
-/* Per namespace: the bound ports.  lock protects the hash for writers. */
-struct grim_ports {
-	spinlock_t lock;	/* writers of hash; readers use RCU */
-	struct hlist_head hash[1 << GRIM_PORT_HASH_BITS];
-};
-
-static unsigned int grim_ports_id __read_mostly;
 
 static struct grim_sock *grim_sk(const struct sock *sk)
 {
 	return container_of(sk, struct grim_sock, sk);
 }
 
-static struct grim_ports *grim_ports(struct net *net)
+static struct sock *grim_ep_sk(const struct grim_ep *ep)
 {
-	return net_generic(net, grim_ports_id);
+	return &container_of(ep, struct grim_sock, ep)->sk;
 }
 
-static struct hlist_head *grim_port_bucket(struct grim_ports *gp, u16 port)
+/* The socket as an endpoint of the NI (include/net/grim.h).  A socket is
+ * freed by RCU (SOCK_RCU_FREE), and the messages it sent are charged to
+ * it (sock_wfree()), which keeps it in memory while the NI holds them.
+ */
+
+static bool grim_sk_ep_get(struct grim_ep *ep)
 {
-	return &gp->hash[hash_32(port, GRIM_PORT_HASH_BITS)];
+	return refcount_inc_not_zero(&grim_ep_sk(ep)->sk_refcnt);
 }
 
-static struct grim_sock *grim_port_lookup(struct grim_ports *gp, u16 port)
+static void grim_sk_ep_put(struct grim_ep *ep)
 {
-	struct grim_sock *gs;
-
-	hlist_for_each_entry_rcu(gs, grim_port_bucket(gp, port), bind_node) {
-		if (gs->ep.port == port)
-			return gs;
-	}
-	return NULL;
+	sock_put(grim_ep_sk(ep));
 }
 
-/* Bind @sk to @port, or to a free ephemeral port when @port is 0. */
-static int grim_port_bind(struct sock *sk, u16 port)
+static bool grim_sk_reserve(struct grim_ep *ep, unsigned int len)
 {
-	struct grim_ports *gp = grim_ports(sock_net(sk));
-	struct grim_sock *gs = grim_sk(sk);
-	u32 span = 0x10000 - GRIM_PORT_EPHEMERAL, i;
-	int err = 0;
-
-	spin_lock_bh(&gp->lock);
-	if (gs->ep.port) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (!port) {
-		u32 start = get_random_u32_below(span);
-
-		err = -EADDRINUSE;
-		for (i = 0; i < span; i++) {
-			u16 p = GRIM_PORT_EPHEMERAL + (start + i) % span;
-
-			if (!grim_port_lookup(gp, p)) {
-				port = p;
-				err = 0;
-				break;
-			}
-		}
-		if (err)
-			goto out;
-	} else if (grim_port_lookup(gp, port)) {
-		err = -EADDRINUSE;
-		goto out;
-	}
-	gs->ep.port = port;
-	hlist_add_head_rcu(&gs->bind_node, grim_port_bucket(gp, port));
-out:
-	spin_unlock_bh(&gp->lock);
-	return err;
-}
-
-static void grim_port_unbind(struct sock *sk)
-{
-	struct grim_ports *gp = grim_ports(sock_net(sk));
-	struct grim_sock *gs = grim_sk(sk);
-
-	spin_lock_bh(&gp->lock);
-	if (gs->ep.port)
-		hlist_del_init_rcu(&gs->bind_node);
-	spin_unlock_bh(&gp->lock);
-}
-
-/* Upcalls from the NI (include/net/grim.h). */
-
-struct grim_ep *grim_ep_get(struct net *net, u16 port)
-{
-	struct grim_ep *ep = NULL;
-	struct grim_sock *gs;
-
-	rcu_read_lock();
-	gs = grim_port_lookup(grim_ports(net), port);
-	if (gs && refcount_inc_not_zero(&gs->sk.sk_refcnt))
-		ep = &gs->ep;
-	rcu_read_unlock();
-	return ep;
-}
-
-void grim_ep_put(struct grim_ep *ep)
-{
-	sock_put(&container_of(ep, struct grim_sock, ep)->sk);
-}
-
-bool grim_ep_reserve(struct grim_ep *ep, unsigned int len)
-{
-	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
+	struct sock *sk = grim_ep_sk(ep);
 	int rmem = atomic_read(&sk->sk_rmem_alloc);
 
 	/* An empty queue takes any message, or a big one never would. */
@@ -177,17 +90,17 @@ bool grim_ep_reserve(struct grim_ep *ep, unsigned int len)
 	return true;
 }
 
-void grim_ep_unreserve(struct grim_ep *ep, unsigned int len)
+static void grim_sk_unreserve(struct grim_ep *ep, unsigned int len)
 {
-	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
+	struct sock *sk = grim_ep_sk(ep);
 
 	atomic_sub(len, &sk->sk_rmem_alloc);
 }
 
-void grim_ep_deliver(struct grim_ep *ep, struct sk_buff *skb,
-		     unsigned int reserved)
+static void grim_sk_deliver(struct grim_ep *ep, struct sk_buff *skb,
+			    unsigned int reserved)
 {
-	struct sock *sk = &container_of(ep, struct grim_sock, ep)->sk;
+	struct sock *sk = grim_ep_sk(ep);
 
 	atomic_sub(reserved, &sk->sk_rmem_alloc);
 	if (sock_flag(sk, SOCK_DEAD)) {
@@ -236,20 +149,49 @@ lost:
 	sk_error_report(sk);
 }
 
-void grim_ep_tx_failed(struct sk_buff *msg, const struct grim_msg_cb *cb,
-		       unsigned int len, int err)
+static void grim_sk_tx_failed(struct grim_ep *ep, struct sk_buff *msg,
+			      const struct grim_msg_cb *cb, unsigned int len,
+			      int err)
 {
-	struct sock *sk = msg->sk;
+	struct sock *sk = grim_ep_sk(ep);
 
-	if (sk && !sock_flag(sk, SOCK_DEAD))
+	if (!sock_flag(sk, SOCK_DEAD))
 		grim_report_failed(sk, cb, len, err);
 	kfree_skb(msg);
 }
 
-bool grim_ep_tx_orphaned(const struct sk_buff *msg)
+static bool grim_sk_orphaned(const struct grim_ep *ep)
 {
-	return !msg->sk || sock_flag(msg->sk, SOCK_DEAD);
+	return sock_flag(grim_ep_sk(ep), SOCK_DEAD);
 }
+
+static void grim_sk_info(const struct grim_ep *ep, struct grim_ep_info *info)
+{
+	const struct grim_sock *gs = container_of(ep, struct grim_sock, ep);
+	struct sock *sk = grim_ep_sk(ep);
+
+	info->type = sk->sk_type;
+	info->peer_node = READ_ONCE(gs->peer_node);
+	info->peer_port = READ_ONCE(gs->peer_port);
+	info->rx_queue = sk_rmem_alloc_get(sk);
+	info->tx_queue = sk_wmem_alloc_get(sk);
+	info->rcvbuf = READ_ONCE(sk->sk_rcvbuf);
+	info->sndbuf = READ_ONCE(sk->sk_sndbuf);
+	info->drops = atomic_read(&sk->sk_drops);
+	info->inode = sock_i_ino(sk);
+	info->uid = from_kuid_munged(sk_user_ns(sk), sock_i_uid(sk));
+}
+
+static const struct grim_ep_ops grim_sk_ep_ops = {
+	.get		= grim_sk_ep_get,
+	.put		= grim_sk_ep_put,
+	.reserve	= grim_sk_reserve,
+	.unreserve	= grim_sk_unreserve,
+	.deliver	= grim_sk_deliver,
+	.tx_failed	= grim_sk_tx_failed,
+	.orphaned	= grim_sk_orphaned,
+	.info		= grim_sk_info,
+};
 
 /* Socket operations. */
 
@@ -282,7 +224,7 @@ static int grim_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 		return -EACCES;
 
 	lock_sock(sk);
-	err = grim_port_bind(sk, addr->sgrim_port);
+	err = grim_ep_bind(&grim_sk(sk)->ep, addr->sgrim_port);
 	release_sock(sk);
 	return err;
 }
@@ -478,7 +420,7 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	lock_sock(sk);
 	err = sock_error(sk);
 	if (!err && !gs->ep.port)
-		err = grim_port_bind(sk, 0);
+		err = grim_ep_bind(&gs->ep, 0);
 	release_sock(sk);
 	if (err)
 		return err;
@@ -510,12 +452,11 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto free;
 	cb = GRIM_MSG_CB(skb);
 	cb->node = node;
-	cb->src_port = gs->ep.port;
 	cb->dst_port = port;
 	cb->handler = am.handler;
 	cb->flags = 0;
 	memcpy(cb->arg, am.arg, sizeof(cb->arg));
-	err = grim_ni_send(sock_net(sk), skb);
+	err = grim_ni_send(&gs->ep, skb);
 	return err ?: len;
 
 free:
@@ -671,7 +612,7 @@ static int grim_release(struct socket *sock)
 
 	if (!sk)
 		return 0;
-	grim_port_unbind(sk);
+	grim_ep_unbind(&grim_sk(sk)->ep);
 	lock_sock(sk);
 	sock_orphan(sk);
 	sock->sk = NULL;
@@ -731,7 +672,7 @@ static int grim_create(struct net *net, struct socket *sock, int protocol,
 	sk->sk_rcvbuf = max_t(int, sk->sk_rcvbuf, GRIM_RCVBUF_DEF);
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_destruct = grim_sock_destruct;
-	INIT_HLIST_NODE(&grim_sk(sk)->bind_node);
+	grim_ep_init(&grim_sk(sk)->ep, &grim_sk_ep_ops, net);
 	spin_lock_init(&grim_sk(sk)->ring.lock);
 	return 0;
 }
@@ -742,101 +683,46 @@ static const struct net_proto_family grim_family = {
 	.owner	= THIS_MODULE,
 };
 
-static int __net_init grim_ports_init(struct net *net)
-{
-	struct grim_ports *gp = grim_ports(net);
-	int i;
-
-	spin_lock_init(&gp->lock);
-	for (i = 0; i < ARRAY_SIZE(gp->hash); i++)
-		INIT_HLIST_HEAD(&gp->hash[i]);
-	return 0;
-}
-
-static struct pernet_operations grim_ports_ops = {
-	.init = grim_ports_init,
-	.id = &grim_ports_id,
-	.size = sizeof(struct grim_ports),
-};
-
-int grim_af_init(void)
+/* The module's entry: the NI (drivers/net/grim), then the family on
+ * top of it, opened to user space last, once nothing else can fail: a
+ * socket made while a later step fails would pin a module that is about
+ * to be freed.
+ */
+static int __init grim_init(void)
 {
 	int err;
 
-	err = proto_register(&grim_proto, 0);
+	err = grim_ni_init();
 	if (err)
 		return err;
-	err = register_pernet_subsys(&grim_ports_ops);
+	err = proto_register(&grim_proto, 0);
 	if (err)
-		proto_unregister(&grim_proto);
-	return err;
-}
-
-void grim_af_exit(void)
-{
-	unregister_pernet_subsys(&grim_ports_ops);
-	proto_unregister(&grim_proto);
-}
-
-/* The family is opened to user space last, once nothing else in module
- * init can fail: a socket made while a later step fails would pin a
- * module that is about to be freed.
- */
-int grim_af_register(void)
-{
-	int err;
-
+		goto err_ni;
 	err = sock_register(&grim_family);
-	if (err)
+	if (err) {
 		pr_err("AF_GRIM (%d) is taken by another family\n", AF_GRIM);
+		goto err_proto;
+	}
+	pr_info("AF_GRIM %d\n", AF_GRIM);
+	return 0;
+
+err_proto:
+	proto_unregister(&grim_proto);
+err_ni:
+	grim_ni_exit();
 	return err;
 }
 
-void grim_af_unregister(void)
+static void __exit grim_exit(void)
 {
 	sock_unregister(PF_GRIM);
+	proto_unregister(&grim_proto);
+	grim_ni_exit();
 }
 
-/* Report the bound sockets of @net to @fn, skipping the first @skip, in
- * hash order, until @fn returns non-zero.  Returns how many sockets were
- * walked past, the @skip of the next call.  For netlink dumps.
- */
-int grim_sock_walk(struct net *net, int skip,
-		   int (*fn)(const struct grim_sock_info *si, void *arg),
-		   void *arg)
-{
-	struct grim_ports *gp = grim_ports(net);
-	struct grim_sock_info si;
-	struct grim_sock *gs;
-	int i, idx = 0;
-
-	rcu_read_lock();
-	for (i = 0; i < ARRAY_SIZE(gp->hash); i++) {
-		hlist_for_each_entry_rcu(gs, &gp->hash[i], bind_node) {
-			struct sock *sk = &gs->sk;
-
-			if (idx < skip) {
-				idx++;
-				continue;
-			}
-			memset(&si, 0, sizeof(si));
-			si.port = READ_ONCE(gs->ep.port);
-			si.type = sk->sk_type;
-			si.peer_node = READ_ONCE(gs->peer_node);
-			si.peer_port = READ_ONCE(gs->peer_port);
-			si.rx_queue = sk_rmem_alloc_get(sk);
-			si.tx_queue = sk_wmem_alloc_get(sk);
-			si.rcvbuf = READ_ONCE(sk->sk_rcvbuf);
-			si.sndbuf = READ_ONCE(sk->sk_sndbuf);
-			si.drops = atomic_read(&sk->sk_drops);
-			si.inode = sock_i_ino(sk);
-			si.uid = from_kuid_munged(sk_user_ns(sk), sock_i_uid(sk));
-			if (fn(&si, arg))
-				goto out;
-			idx++;
-		}
-	}
-out:
-	rcu_read_unlock();
-	return idx;
-}
+module_init(grim_init);
+module_exit(grim_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("GRIM: reliable in-order message layer (NI and AF_GRIM)");
+MODULE_VERSION(GRIM_VERSION);
+MODULE_ALIAS_NETPROTO(PF_GRIM);

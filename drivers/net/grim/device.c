@@ -13,8 +13,7 @@
 #include <net/rtnetlink.h>
 
 #include "grim.h"
-#include "../../../net/grim/af_grim.h"
-#include "../../../net/grim/netlink.h"
+#include "netlink.h"
 
 LIST_HEAD(grim_all_nis);	/* every NI, for lower-device events; RTNL */
 
@@ -317,19 +316,12 @@ static int grim_set_ringparam(struct net_device *dev,
 	return 0;
 }
 
-static int grim_count_ep(const struct grim_sock_info *si, void *arg)
-{
-	(*(u32 *)arg)++;
-	return 0;
-}
-
 /* Logical channels: every bound endpoint has one, named by its port. */
 static void grim_get_channels(struct net_device *dev,
 			      struct ethtool_channels *ch)
 {
-	u32 n = 0;
+	u32 n = grim_ep_count(dev_net(dev));
 
-	grim_sock_walk(dev_net(dev), 0, grim_count_ep, &n);
 	ch->max_other = U16_MAX;
 	ch->other_count = min_t(u32, n, U16_MAX);
 }

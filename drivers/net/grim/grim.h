@@ -520,6 +520,7 @@ struct grim_ni {
  */
 struct grim_frame_cb {
 	struct sk_buff *msg;
+	struct grim_ep *ep;	/* the sender: set in a message's last frame */
 	unsigned long sent;	/* jiffies of the first transmission */
 	u32 seq;
 	u32 crc_tail;		/* CRC32C state of the bytes past the split */
@@ -534,6 +535,8 @@ struct grim_frame_cb {
 };
 
 #define GRIM_FRAME_CB(skb) ((struct grim_frame_cb *)(skb)->cb)
+static_assert(sizeof(struct grim_frame_cb) <=
+	      sizeof_field(struct sk_buff, cb));
 
 /* The clock frames carry in grim_ctl_msg.tsval: microseconds (of 1024
  * ns), modulo 2^32, never 0 (0 echoes nothing).
@@ -589,11 +592,17 @@ static inline bool grim_seq_after(u32 a, u32 b)
 }
 
 /* main.c */
+#define GRIM_PORT_HASH_BITS	8
+
 struct grim_net {
 	struct list_head nis;
+	spinlock_t ports_lock;		/* writers of ports; readers use RCU */
+	u32 nports;
+	struct hlist_head ports[1 << GRIM_PORT_HASH_BITS];
 };
 
 struct grim_net *grim_pernet(struct net *net);
+
 struct grim_ni *grim_ni_find(struct net *net, u32 node);
 extern struct list_head grim_all_nis;
 /* Stream state has slab caches of its own: a stream costs its size, not
@@ -601,6 +610,19 @@ extern struct list_head grim_all_nis;
  */
 extern struct kmem_cache *grim_txs_cache;
 extern struct kmem_cache *grim_rxs_cache;
+
+/* ep.c */
+void grim_ports_init(struct grim_net *gn);
+struct grim_ep *grim_ep_get(struct net *net, u16 port);
+u32 grim_ep_count(struct net *net);
+int grim_ep_walk(struct net *net, int skip,
+		 int (*fn)(const struct grim_ep_info *info, void *arg),
+		 void *arg);
+
+static inline void grim_ep_put(struct grim_ep *ep)
+{
+	ep->ops->put(ep);
+}
 
 /* device.c */
 int grim_device_init(void);

@@ -14,8 +14,7 @@
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
-#include "../../../net/grim/af_grim.h"
-#include "../../../net/grim/netlink.h"
+#include "netlink.h"
 
 static unsigned int grim_net_id __read_mostly;
 struct kmem_cache *grim_txs_cache __read_mostly;
@@ -93,12 +92,14 @@ EXPORT_SYMBOL_GPL(grim_ni_headroom);
 static int __net_init grim_net_init(struct net *net)
 {
 	INIT_LIST_HEAD(&grim_pernet(net)->nis);
+	grim_ports_init(grim_pernet(net));
 	return 0;
 }
 
 static void __net_exit grim_net_exit(struct net *net)
 {
 	WARN_ON_ONCE(!list_empty(&grim_pernet(net)->nis));
+	WARN_ON_ONCE(grim_pernet(net)->nports);
 }
 
 static struct pernet_operations grim_net_ops = {
@@ -108,7 +109,10 @@ static struct pernet_operations grim_net_ops = {
 	.size = sizeof(struct grim_net),
 };
 
-static int __init grim_init(void)
+/* The NI half of the module's init: everything but the socket family,
+ * which net/grim registers on top of it (net/grim/module.c).
+ */
+int __init grim_ni_init(void)
 {
 	int err;
 
@@ -121,35 +125,25 @@ static int __init grim_init(void)
 	err = register_pernet_subsys(&grim_net_ops);
 	if (err)
 		goto err_caches;
-	/* The ports and the netlink family exist before the first link
-	 * can take a frame or be dumped, and go after the last one
-	 * stopped: every frame that opens a stream or starts a message
-	 * looks its port up.  The socket family is registered last.
+	/* The ports (in the namespace state above) and the netlink family
+	 * exist before the first link can take a frame or be dumped, and
+	 * go after the last one stopped: every frame that opens a stream
+	 * or starts a message looks its port up.
 	 */
-	err = grim_af_init();
-	if (err)
-		goto err_pernet;
 	err = grim_nl_init();
 	if (err)
-		goto err_af;
+		goto err_pernet;
 	grim_offload_init();
 	err = grim_device_init();
 	if (err)
 		goto err_offload;
-	err = grim_af_register();
-	if (err)
-		goto err_device;
-	pr_info("GRIM NI driver %s, wire version %u, AF_GRIM %d, CRC32C by %s\n",
-		GRIM_DRV_VERSION, GRIM_WIRE_VERSION, AF_GRIM, grim_crc_driver());
+	pr_info("GRIM NI driver %s, wire version %u, CRC32C by %s\n",
+		GRIM_DRV_VERSION, GRIM_WIRE_VERSION, grim_crc_driver());
 	return 0;
 
-err_device:
-	grim_device_exit();
 err_offload:
 	grim_offload_exit();
 	grim_nl_exit();
-err_af:
-	grim_af_exit();
 err_pernet:
 	unregister_pernet_subsys(&grim_net_ops);
 	/* Links made before a later step failed may have left keys and
@@ -164,13 +158,11 @@ err_crc:
 	return err;
 }
 
-static void __exit grim_exit(void)
+void grim_ni_exit(void)
 {
-	grim_af_unregister();
 	grim_device_exit();
 	grim_offload_exit();
 	grim_nl_exit();
-	grim_af_exit();
 	unregister_pernet_subsys(&grim_net_ops);
 	/* Keys removed from a link, and closed streams, go by RCU
 	 * callback.
@@ -181,11 +173,5 @@ static void __exit grim_exit(void)
 	grim_crc_exit();
 }
 
-module_init(grim_init);
-module_exit(grim_exit);
-MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("GRIM: reliable in-order message layer (NI and AF_GRIM)");
-MODULE_VERSION(GRIM_DRV_VERSION);
 MODULE_ALIAS_RTNL_LINK(GRIM_DRV_NAME);
-MODULE_ALIAS_NETPROTO(PF_GRIM);
 MODULE_SOFTDEP("pre: crc32c");

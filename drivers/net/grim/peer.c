@@ -47,7 +47,7 @@
 
 #include "grim.h"
 #include "trace.h"
-#include "../../../net/grim/netlink.h"
+#include "netlink.h"
 
 static u32 grim_gen_now(void)
 {

@@ -493,7 +493,7 @@ static void grim_rxs_abort(struct grim_rxs *rxs)
 	rxs->reasm = NULL;
 	rxs->reasm_tail = NULL;
 	if (rxs->ep) {
-		grim_ep_unreserve(rxs->ep, rxs->reasm_want);
+		rxs->ep->ops->unreserve(rxs->ep, rxs->reasm_want);
 		grim_ep_put(rxs->ep);
 	}
 	rxs->ep = NULL;
@@ -645,7 +645,7 @@ static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
 			  GRIM_MSG_CB(skb)->dst_port, skb->len);
 	grim_count(ni, peer, GRIM_STAT_RX_MSGS);
 	grim_count_add(ni, peer, GRIM_STAT_RX_BYTES, skb->len);
-	grim_ep_deliver(ep, skb, reserved);
+	ep->ops->deliver(ep, skb, reserved);
 	grim_ep_put(ep);
 }
 
@@ -844,7 +844,7 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 		rxs->reasm_got = plen;
 		return GRIM_RXF_TAKEN;
 	}
-	if (!grim_ep_reserve(ep, len)) {
+	if (!ep->ops->reserve(ep, len)) {
 		grim_ep_put(ep);
 		rxs->refused = true;
 		grim_send_ctl(ni, peer, rxs, GRIM_FT_NACK, seq);
@@ -874,7 +874,7 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	 */
 	rxs->reasm = alloc_skb(0, GFP_ATOMIC);
 	if (!rxs->reasm) {
-		grim_ep_unreserve(ep, len);
+		ep->ops->unreserve(ep, len);
 		grim_ep_put(ep);
 		skb_push(skb, GRIM_DATA_HLEN + GRIM_MSG_HLEN);
 		return GRIM_STAT_DROP_NOMEM;

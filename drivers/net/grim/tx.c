@@ -772,6 +772,7 @@ static struct sk_buff *grim_frame_msg(struct grim_txs *txs,
 static void grim_frame_fail(struct grim_txs *txs, struct sk_buff *skb,
 			    int err)
 {
+	struct grim_ep *ep = GRIM_FRAME_CB(skb)->ep;
 	struct grim_ni *ni = txs->peer->ni;
 	struct grim_msg_cb cb;
 	struct sk_buff *msg;
@@ -785,7 +786,7 @@ static void grim_frame_fail(struct grim_txs *txs, struct sk_buff *skb,
 	msg = grim_frame_msg(txs, skb, &cb, &len);
 	if (msg != skb)
 		kfree_skb(skb);
-	grim_ep_tx_failed(msg, &cb, len, err);
+	ep->ops->tx_failed(ep, msg, &cb, len, err);
 }
 
 /* Forget the receiver's last report, and the memory that kept it. */
@@ -1314,14 +1315,15 @@ static void grim_txs_give_up_orphans(struct grim_txs *txs)
 {
 	u32 from = txs->snd_una;
 	struct sk_buff *skb, *last, *next;
-	struct grim_msg_cb cb;
-	unsigned int len;
+	const struct grim_ep *ep;
 	bool any = false;
 
 	while ((skb = skb_peek(&txs->frames))) {
 		last = grim_msg_end(&txs->frames, skb);
-		if (!last ||
-		    !grim_ep_tx_orphaned(grim_frame_msg(txs, last, &cb, &len)))
+		if (!last)
+			break;
+		ep = GRIM_FRAME_CB(last)->ep;
+		if (!ep->ops->orphaned(ep))
 			break;
 		do {
 			next = skb->next;
@@ -2032,7 +2034,7 @@ static int grim_fragment(struct sk_buff *msg, const struct grim_msg_cb *cb,
  */
 static void grim_frames_number(struct grim_txs *txs,
 			       struct sk_buff_head *frames,
-			       struct sk_buff *msg,
+			       struct sk_buff *msg, struct grim_ep *ep,
 			       const struct grim_msg_cb *cb, unsigned int len)
 {
 	struct grim_peer *peer = txs->peer;
@@ -2060,6 +2062,7 @@ static void grim_frames_number(struct grim_txs *txs,
 		txs->next_seq++;
 	}
 	GRIM_FRAME_CB(skb_peek_tail(frames))->msg = msg;
+	GRIM_FRAME_CB(skb_peek_tail(frames))->ep = ep;
 }
 
 /* The send stream @src_chan to @dst_chan of @peer, found under RCU with
@@ -2082,8 +2085,8 @@ static struct grim_txs *grim_txs_find(struct grim_peer *peer, u16 src_chan,
  * unless it returns an error.
  */
 static int grim_ni_queue(struct grim_ni *ni, struct sk_buff_head *frames,
-			 struct sk_buff *msg, const struct grim_msg_cb *cb,
-			 unsigned int len)
+			 struct sk_buff *msg, struct grim_ep *ep,
+			 const struct grim_msg_cb *cb, unsigned int len)
 {
 	struct grim_peer *peer;
 	struct grim_txs *txs;
@@ -2134,7 +2137,7 @@ locked:
 		txs->closing = false;
 		txs->rto = txs->rto_base;
 	}
-	grim_frames_number(txs, frames, msg, cb, len);
+	grim_frames_number(txs, frames, msg, ep, cb, len);
 	if (!txs->send_head)
 		txs->send_head = skb_peek(frames);
 	skb_queue_splice_tail_init(frames, &txs->frames);
@@ -2152,18 +2155,29 @@ locked:
  */
 #define GRIM_SEND_TRIES	3
 
-int grim_ni_send(struct net *net, struct sk_buff *msg)
+int grim_ni_send(struct grim_ep *ep, struct sk_buff *msg)
 {
-	const struct grim_msg_cb mcb = *GRIM_MSG_CB(msg);
 	const unsigned int hlen = GRIM_DATA_HLEN + GRIM_MSG_HLEN;
-	const struct grim_msg_cb *cb = &mcb;
+	struct net *net = read_pnet(&ep->net);
 	unsigned int len = msg->len, tries;
+	const struct grim_msg_cb *cb;
 	struct sk_buff_head frames;
+	struct grim_msg_cb mcb;
 	struct grim_geom g, now;
 	struct grim_ni *ni;
 	bool whole;
 	int err;
 
+	/* The message keeps its whole descriptor: a message cut again
+	 * (grim_txs_recut()) or reported failed is read back from it.
+	 */
+	GRIM_MSG_CB(msg)->src_port = READ_ONCE(ep->port);
+	mcb = *GRIM_MSG_CB(msg);
+	cb = &mcb;
+	if (!mcb.src_port) {
+		err = -ENOTCONN;
+		goto free_msg;
+	}
 	if (len > GRIM_MAX_PAYLOAD) {
 		err = -EMSGSIZE;
 		goto free_msg;
@@ -2215,7 +2229,7 @@ int grim_ni_send(struct net *net, struct sk_buff *msg)
 			goto free_msg;
 		}
 	}
-	err = grim_ni_queue(ni, &frames, whole ? NULL : msg, cb, len);
+	err = grim_ni_queue(ni, &frames, whole ? NULL : msg, ep, cb, len);
 	rcu_read_unlock();
 	if (!err)
 		return 0;
@@ -2246,6 +2260,7 @@ static void grim_txs_recut(struct grim_txs *txs, struct sk_buff_head *old,
 	struct sk_buff *skb, *last, *msg, *next;
 	struct sk_buff_head frames;
 	struct grim_msg_cb cb;
+	struct grim_ep *ep;
 	unsigned int len;
 	bool whole;
 	int err;
@@ -2258,6 +2273,7 @@ static void grim_txs_recut(struct grim_txs *txs, struct sk_buff_head *old,
 			break;
 		}
 		whole = GRIM_FRAME_CB(last)->whole;
+		ep = GRIM_FRAME_CB(last)->ep;
 		msg = grim_frame_msg(txs, last, &cb, &len);
 		do {
 			next = skb->next;
@@ -2279,12 +2295,13 @@ static void grim_txs_recut(struct grim_txs *txs, struct sk_buff_head *old,
 				__skb_queue_purge(&frames);
 				grim_count(txs->peer->ni, txs->peer,
 					   GRIM_STAT_MSG_FAILED);
-				grim_ep_tx_failed(msg, &cb, len, err);
+				ep->ops->tx_failed(ep, msg, &cb, len, err);
 				continue;
 			}
 		}
 		grim_count(txs->peer->ni, txs->peer, GRIM_STAT_MSGS_RECUT);
-		grim_frames_number(txs, &frames, whole ? NULL : msg, &cb, len);
+		grim_frames_number(txs, &frames, whole ? NULL : msg, ep, &cb,
+				   len);
 		if (!txs->send_head)
 			txs->send_head = skb_peek(&frames);
 		skb_queue_splice_tail_init(&frames, &txs->frames);

@@ -13,8 +13,7 @@
 #include <net/sock.h>
 #include <uapi/linux/grim.h>
 
-#include "../../drivers/net/grim/grim.h"
-#include "af_grim.h"
+#include "grim.h"
 #include "netlink.h"
 
 static struct genl_family grim_nl_family;
@@ -537,7 +536,7 @@ struct grim_nl_sock_ctx {
 	int err;
 };
 
-static int grim_nl_fill_sock(const struct grim_sock_info *si, void *arg)
+static int grim_nl_fill_sock(const struct grim_ep_info *si, void *arg)
 {
 	struct grim_nl_sock_ctx *ctx = arg;
 	struct sk_buff *skb = ctx->skb;
@@ -583,8 +582,8 @@ static int grim_nl_socket_dumpit(struct sk_buff *skb,
 
 	if (attrs && attrs[GRIM_A_SOCK_PORT])
 		ctx.port = nla_get_u16(attrs[GRIM_A_SOCK_PORT]);
-	cb->args[0] = grim_sock_walk(sock_net(skb->sk), skip,
-				     grim_nl_fill_sock, &ctx);
+	cb->args[0] = grim_ep_walk(sock_net(skb->sk), skip,
+				   grim_nl_fill_sock, &ctx);
 	if (ctx.err && cb->args[0] == skip && !skb->len)
 		return ctx.err;
 	return skb->len;
