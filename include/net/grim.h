@@ -118,18 +118,30 @@ struct grim_ep_ops {
 struct grim_ep {
 	const struct grim_ep_ops *ops;
 	possible_net_t net;
+	struct net_device *dev;		/* a link's endpoint: its grim netdev */
 	u16 port;
 	struct hlist_node bind_node;	/* the namespace's ports, RCU */
 };
 
-/* Set up @ep for @net, unbound. */
+/* Set up @ep for @net, unbound: an endpoint of the namespace. */
 void grim_ep_init(struct grim_ep *ep, const struct grim_ep_ops *ops,
 		  struct net *net);
 /*
- * Bind @ep to @port of its namespace, or to a free port from
- * GRIM_PORT_EPHEMERAL on when @port is 0.  -EINVAL if it is bound
- * already, -EADDRINUSE if the port (or every ephemeral one) is taken.
- * Messages for the port reach the endpoint from now on.
+ * Set up @ep as an endpoint of one link, the grim netdev @dev, unbound:
+ * it binds a port from GRIM_PORT_DEV on, takes messages that come
+ * through that link only, and sends through it only.  -ENODEV if @dev
+ * is not a grim link.  The owner must hold @dev while @ep is bound, and
+ * unbind it before the link stops (ndo_stop) or goes.
+ */
+int grim_ep_init_dev(struct grim_ep *ep, const struct grim_ep_ops *ops,
+		     struct net_device *dev);
+/*
+ * Bind @ep to @port.  An endpoint of the namespace binds a port below
+ * GRIM_PORT_DEV, or a free port from GRIM_PORT_EPHEMERAL on when @port
+ * is 0; a link's endpoint binds a port from GRIM_PORT_DEV on.  -EINVAL
+ * if it is bound already, -EADDRNOTAVAIL for a port of the other kind,
+ * -EADDRINUSE if the port (or every ephemeral one) is taken.  Messages
+ * for the port reach the endpoint from now on.
  */
 int grim_ep_bind(struct grim_ep *ep, u16 port);
 /*
@@ -149,17 +161,21 @@ unsigned int grim_ni_headroom(struct net *net);
 /*
  * Queue a message from @ep (bound) for reliable, in-order delivery to
  * GRIM_MSG_CB()->node, port GRIM_MSG_CB()->dst_port, through the NI of
- * the endpoint's namespace that reaches the node; src_port is @ep's.
- * Process context; may sleep (to allocate frames) but holds no
- * reference to any device while it does, so it never delays the
- * removal of an NI or its lower device.  The NI takes the skb in all
+ * the endpoint's namespace that reaches the node (a link's endpoint:
+ * through its link); src_port is @ep's.  Frames are allocated with
+ * @gfp: GFP_KERNEL may sleep, but no reference to any device is held
+ * while it does, so it never delays the removal of an NI or its lower
+ * device; GFP_ATOMIC serves any context.  The NI takes the skb in all
  * cases.  Returns 0 or a negative errno (-EHOSTUNREACH: no NI reaches
  * the node, or the peer is down; -ENETDOWN: the NI is stopping;
  * -EMSGSIZE: too long, or the lower device's MTU is too small;
- * -ENOTCONN: @ep is not bound).  A message that later cannot be
- * delivered is handed back through @ep's tx_failed().
+ * -ENOBUFS: no memory; -ENOTCONN: @ep is not bound).  A message that
+ * later cannot be delivered is handed back through @ep's tx_failed().
+ *
+ * A link's endpoint may send to GRIM_NODE_ANY: a copy goes to every peer
+ * of the link that is up (0 if there was at least one).
  */
-int grim_ni_send(struct grim_ep *ep, struct sk_buff *skb);
+int grim_ni_send(struct grim_ep *ep, struct sk_buff *skb, gfp_t gfp);
 
 /*
  * The NI and the AF_GRIM family are one module, grim.ko, whose entry

@@ -456,7 +456,7 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	cb->handler = am.handler;
 	cb->flags = 0;
 	memcpy(cb->arg, am.arg, sizeof(cb->arg));
-	err = grim_ni_send(&gs->ep, skb);
+	err = grim_ni_send(&gs->ep, skb, GFP_KERNEL);
 	return err ?: len;
 
 free:

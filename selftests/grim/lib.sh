@@ -260,8 +260,25 @@ setup_hosts() {
 	for h in "${hs[@]}"; do
 		printf '%s\n' "link set lo up" "link set eth0 up" | ip -n "$h" -b - ||
 			fail "links up in $h"
+		# A grim link is an IP interface, and IPv6 configures itself
+		# on it: neighbour and router solicitations and MLD reports
+		# go to every peer as GRIM messages, which the tests that
+		# count messages exactly would count too.  Those tests are
+		# about the transport: IPv6 is off on the links they make
+		# (ip_ipv6_on turns it back on).
+		nsenter --net="/run/netns/$h" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 ||
+			fail "IPv6 off in $h"
 	done
 	NUM_HOSTS=$n
+}
+
+# ip_ipv6_on: links made from now on in every host run IPv6.
+ip_ipv6_on() {
+	local i
+	for ((i = 1; i <= NUM_HOSTS; i++)); do
+		nsx "$i" sysctl -qw net.ipv6.conf.default.disable_ipv6=0 ||
+			fail "IPv6 on in host $i"
+	done
 }
 
 # grim_add NS LOWER NAME [ARGS...]:

@@ -132,23 +132,27 @@ static int grim_open(struct net_device *dev)
 	int err;
 
 	err = grim_ni_start(ni);
-	if (!err)	/* a node id conflict may have taken the carrier */
-		netif_stacked_transfer_operstate(ni->lower, dev);
-	return err;
+	if (err)
+		return err;
+	err = grim_ip_open(ni);
+	if (err) {
+		grim_ni_stop(ni);
+		grim_ip_drain(ni);
+		return err;
+	}
+	/* a node id conflict may have taken the carrier */
+	netif_stacked_transfer_operstate(ni->lower, dev);
+	return 0;
 }
 
 static int grim_stop(struct net_device *dev)
 {
-	grim_ni_stop(netdev_priv(dev));
-	return 0;
-}
+	struct grim_ni *ni = netdev_priv(dev);
 
-static netdev_tx_t grim_start_xmit(struct sk_buff *skb, struct net_device *dev)
-{
-	/* IP over GRIM is not carried yet: count and drop. */
-	dev->stats.tx_dropped++;
-	kfree_skb(skb);
-	return NETDEV_TX_OK;
+	grim_ip_stop(ni);
+	grim_ni_stop(ni);
+	grim_ip_drain(ni);
+	return 0;
 }
 
 /* Sum the NI's per-CPU counters into @out[GRIM_STAT_MAX]. */
@@ -190,7 +194,6 @@ static void grim_get_stats64(struct net_device *dev,
 	s->rx_crc_errors = v[GRIM_STAT_DROP_CSUM];
 	s->rx_errors = s->rx_crc_errors + v[GRIM_STAT_DROP_LENGTH];
 	s->tx_errors = v[GRIM_STAT_TX_ERRORS] + v[GRIM_STAT_MSG_FAILED];
-	s->tx_dropped = dev->stats.tx_dropped;
 }
 
 static int grim_set_mac_address(struct net_device *dev, void *p)
@@ -236,14 +239,14 @@ static int grim_dev_init(struct net_device *dev)
 		return err;
 	}
 	ni->tables = true;
-	return 0;
+	return grim_ip_init(ni);
 }
 
 static const struct net_device_ops grim_netdev_ops = {
 	.ndo_init		= grim_dev_init,
 	.ndo_open		= grim_open,
 	.ndo_stop		= grim_stop,
-	.ndo_start_xmit		= grim_start_xmit,
+	.ndo_start_xmit		= grim_ip_xmit,
 	.ndo_get_stats64	= grim_get_stats64,
 	.ndo_set_mac_address	= grim_set_mac_address,
 	.ndo_get_iflink		= grim_get_iflink,
@@ -316,14 +319,33 @@ static int grim_set_ringparam(struct net_device *dev,
 	return 0;
 }
 
-/* Logical channels: every bound endpoint has one, named by its port. */
+/* Logical channels: "other" counts the namespace's bound endpoints,
+ * each with its port; "combined" the channels IP spreads its flows over.
+ */
 static void grim_get_channels(struct net_device *dev,
 			      struct ethtool_channels *ch)
 {
+	struct grim_ni *ni = netdev_priv(dev);
 	u32 n = grim_ep_count(dev_net(dev));
 
 	ch->max_other = U16_MAX;
 	ch->other_count = min_t(u32, n, U16_MAX);
+	ch->max_combined = GRIM_IP_CHANNELS_MAX;
+	ch->combined_count = READ_ONCE(ni->ip.nchan);
+}
+
+static int grim_set_channels(struct net_device *dev,
+			     struct ethtool_channels *ch)
+{
+	struct grim_ni *ni = netdev_priv(dev);
+	struct ethtool_channels now = { };
+
+	grim_get_channels(dev, &now);
+	if (ch->other_count != now.other_count || ch->rx_count ||
+	    ch->tx_count || !ch->combined_count)
+		return -EINVAL;
+	WRITE_ONCE(ni->ip.nchan, ch->combined_count);
+	return 0;
 }
 
 static const struct ethtool_ops grim_ethtool_ops = {
@@ -335,6 +357,7 @@ static const struct ethtool_ops grim_ethtool_ops = {
 	.get_ringparam		= grim_get_ringparam,
 	.set_ringparam		= grim_set_ringparam,
 	.get_channels		= grim_get_channels,
+	.set_channels		= grim_set_channels,
 };
 
 /* The last reference to the grim netdev is gone: so is the NI's use of
@@ -372,7 +395,7 @@ static void grim_setup(struct net_device *dev)
 	dev->mtu = GRIM_MAX_PAYLOAD;
 	dev->min_mtu = 68;
 	dev->max_mtu = GRIM_MAX_PAYLOAD;
-	dev->flags = IFF_NOARP;
+	grim_ip_setup(dev);
 	dev->priv_flags |= IFF_NO_QUEUE;
 	grim_set_netns_local(dev);
 	memset(dev->broadcast, 0xff, sizeof(__be32));
@@ -540,6 +563,11 @@ static int grim_newlink(struct net *src_net, struct net_device *dev,
 	err = grim_apply(ni, data, extack);
 	if (err)
 		return err;
+	/* Room for the frame headers in front of IP's packets: one that
+	 * fits a frame goes without a copy.
+	 */
+	dev->needed_headroom = LL_RESERVED_SPACE(lower) + GRIM_DATA_HLEN +
+			       GRIM_MSG_HLEN;
 
 	err = register_netdevice(dev);
 	if (err)
@@ -606,6 +634,13 @@ static struct net *grim_get_link_net(const struct net_device *dev)
 	const struct grim_ni *ni = netdev_priv(dev);
 
 	return dev_net(ni->lower);
+}
+
+static struct rtnl_link_ops grim_link_ops __read_mostly;
+
+bool grim_dev_is_ni(const struct net_device *dev)
+{
+	return dev->rtnl_link_ops == &grim_link_ops;
 }
 
 static struct rtnl_link_ops grim_link_ops __read_mostly = {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * GRIM NI driver: endpoints (include/net/grim.h).  Every namespace has a
- * table of bound ports; a frame that opens a stream or starts a message
- * finds its receiver there, whatever kind of endpoint it is.
+ * table of bound ports, and every link a table of its own endpoints'
+ * (ports GRIM_PORT_DEV on); a frame that opens a stream or starts a
+ * message finds its receiver there, whatever kind of endpoint it is.
  */
 #include <linux/hash.h>
 #include <linux/random.h>
@@ -33,20 +34,61 @@ void grim_ep_init(struct grim_ep *ep, const struct grim_ep_ops *ops,
 {
 	ep->ops = ops;
 	write_pnet(&ep->net, net);
+	ep->dev = NULL;
 	ep->port = 0;
 	INIT_HLIST_NODE(&ep->bind_node);
 }
 EXPORT_SYMBOL_GPL(grim_ep_init);
 
+int grim_ep_init_dev(struct grim_ep *ep, const struct grim_ep_ops *ops,
+		     struct net_device *dev)
+{
+	if (!grim_dev_is_ni(dev))
+		return -ENODEV;
+	grim_ep_init(ep, ops, dev_net(dev));
+	ep->dev = dev;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(grim_ep_init_dev);
+
+static struct grim_ep __rcu **grim_dev_slot(struct grim_ep *ep, u16 port)
+{
+	struct grim_ni *ni = netdev_priv(ep->dev);
+
+	return &ni->dev_eps[port - GRIM_PORT_DEV];
+}
+
+static int grim_ep_bind_dev(struct grim_ep *ep, u16 port)
+{
+	struct grim_ep __rcu **slot;
+
+	if (port < GRIM_PORT_DEV)
+		return -EADDRNOTAVAIL;
+	slot = grim_dev_slot(ep, port);
+	if (rcu_access_pointer(*slot))
+		return -EADDRINUSE;
+	WRITE_ONCE(ep->port, port);
+	rcu_assign_pointer(*slot, ep);
+	return 0;
+}
+
 int grim_ep_bind(struct grim_ep *ep, u16 port)
 {
 	struct grim_net *gn = grim_pernet(read_pnet(&ep->net));
-	u32 span = 0x10000 - GRIM_PORT_EPHEMERAL, i;
+	u32 span = GRIM_PORT_DEV - GRIM_PORT_EPHEMERAL, i;
 	int err = 0;
 
 	spin_lock_bh(&gn->ports_lock);
 	if (ep->port) {
 		err = -EINVAL;
+		goto out;
+	}
+	if (ep->dev) {
+		err = grim_ep_bind_dev(ep, port);
+		goto out;
+	}
+	if (port >= GRIM_PORT_DEV) {
+		err = -EADDRNOTAVAIL;
 		goto out;
 	}
 	if (!port) {
@@ -82,7 +124,13 @@ void grim_ep_unbind(struct grim_ep *ep)
 	struct grim_net *gn = grim_pernet(read_pnet(&ep->net));
 
 	spin_lock_bh(&gn->ports_lock);
-	if (!hlist_unhashed(&ep->bind_node)) {
+	if (ep->dev) {
+		if (ep->port &&
+		    rcu_access_pointer(*grim_dev_slot(ep, ep->port)) == ep) {
+			RCU_INIT_POINTER(*grim_dev_slot(ep, ep->port), NULL);
+			WRITE_ONCE(ep->port, 0);
+		}
+	} else if (!hlist_unhashed(&ep->bind_node)) {
 		hlist_del_init_rcu(&ep->bind_node);
 		WRITE_ONCE(gn->nports, gn->nports - 1);
 	}
@@ -90,15 +138,18 @@ void grim_ep_unbind(struct grim_ep *ep)
 }
 EXPORT_SYMBOL_GPL(grim_ep_unbind);
 
-/* The endpoint bound to @port of @net, referenced; NULL if none, or if
- * it is going away.
+/* The endpoint bound to @port for frames that came through @ni,
+ * referenced; NULL if none, or if it is going away.
  */
-struct grim_ep *grim_ep_get(struct net *net, u16 port)
+struct grim_ep *grim_ep_get(struct grim_ni *ni, u16 port)
 {
 	struct grim_ep *ep;
 
 	rcu_read_lock();
-	ep = grim_port_lookup(grim_pernet(net), port);
+	if (port >= GRIM_PORT_DEV)
+		ep = rcu_dereference(ni->dev_eps[port - GRIM_PORT_DEV]);
+	else
+		ep = grim_port_lookup(grim_pernet(dev_net(ni->dev)), port);
 	if (ep && !ep->ops->get(ep))
 		ep = NULL;
 	rcu_read_unlock();

@@ -453,6 +453,32 @@ struct grim_pcpu_stats {
 	struct u64_stats_sync syncp;
 };
 
+/* IP over GRIM (ip.c): the channels are the link's endpoints on ports
+ * GRIM_PORT_IP + N.  A sender spreads flows over the first @nchan; a
+ * receiver takes every channel.
+ */
+#define GRIM_IP_CHANNELS_MAX	16
+#define GRIM_IP_CHANNELS_DEF	4
+/* Packets taken from the NI and not yet by the stack, in bytes. */
+#define GRIM_IP_RXQ_BYTES	(4 << 20)
+
+struct grim_ip;
+
+struct grim_ip_chan {
+	struct grim_ep ep;
+	struct grim_ip *ip;
+};
+
+struct grim_ip {
+	struct net_device *dev;
+	bool up;
+	u8 nchan;
+	atomic_t rx_bytes;		/* reserved or on @rxq */
+	struct sk_buff_head rxq;
+	struct napi_struct napi;
+	struct grim_ip_chan chan[GRIM_IP_CHANNELS_MAX];
+};
+
 struct grim_ni {
 	struct net_device *dev;		/* the grim netdev */
 	/* The Ethernet device we run on, held from newlink until the NI's
@@ -512,6 +538,9 @@ struct grim_ni {
 	u32 auth_boot;
 	atomic64_t auth_pn;
 	struct grim_pcpu_stats __percpu *stats;
+	/* Endpoints of this link, ports GRIM_PORT_DEV on (ep.c). */
+	struct grim_ep __rcu *dev_eps[0x10000 - GRIM_PORT_DEV];
+	struct grim_ip ip;
 };
 
 /* A frame queued on a tx stream: its sequence and, on the last frame of
@@ -613,7 +642,7 @@ extern struct kmem_cache *grim_rxs_cache;
 
 /* ep.c */
 void grim_ports_init(struct grim_net *gn);
-struct grim_ep *grim_ep_get(struct net *net, u16 port);
+struct grim_ep *grim_ep_get(struct grim_ni *ni, u16 port);
 u32 grim_ep_count(struct net *net);
 int grim_ep_walk(struct net *net, int skip,
 		 int (*fn)(const struct grim_ep_info *info, void *arg),
@@ -624,7 +653,16 @@ static inline void grim_ep_put(struct grim_ep *ep)
 	ep->ops->put(ep);
 }
 
+/* ip.c */
+void grim_ip_setup(struct net_device *dev);
+int grim_ip_init(struct grim_ni *ni);
+int grim_ip_open(struct grim_ni *ni);
+void grim_ip_stop(struct grim_ni *ni);
+void grim_ip_drain(struct grim_ni *ni);
+netdev_tx_t grim_ip_xmit(struct sk_buff *skb, struct net_device *dev);
+
 /* device.c */
+bool grim_dev_is_ni(const struct net_device *dev);
 int grim_device_init(void);
 void grim_device_exit(void);
 

@@ -366,7 +366,7 @@ static struct grim_rxs *grim_rxs_open(struct grim_ni *ni,
 		grim_rxs_free(rxs);
 	}
 	/* No state for a port nobody is bound to. */
-	ep = grim_ep_get(dev_net(ni->dev), dst);
+	ep = grim_ep_get(ni, dst);
 	if (!ep) {
 		grim_inc_burn(peer, inc);
 		grim_count(ni, peer, GRIM_STAT_DROP_NO_EP);
@@ -828,7 +828,7 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	    fh->offset || plen > len || (last && plen != len))
 		return GRIM_STAT_DROP_MSG;
 
-	ep = grim_ep_get(dev_net(ni->dev), rxs->dst_chan);
+	ep = grim_ep_get(ni, rxs->dst_chan);
 	if (!ep) {
 		/* Nobody listens: the sender will be told, at the last
 		 * frame of the message.

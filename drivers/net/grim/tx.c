@@ -2155,10 +2155,70 @@ locked:
  */
 #define GRIM_SEND_TRIES	3
 
-int grim_ni_send(struct grim_ep *ep, struct sk_buff *msg)
+/* The NI that carries @ep's messages to @node: a link's endpoint's own
+ * link, if it reaches the node.  RCU held.
+ */
+static struct grim_ni *grim_ep_ni(struct grim_ep *ep, u32 node)
+{
+	struct grim_ni *ni;
+
+	if (!ep->dev)
+		return grim_ni_find(read_pnet(&ep->net), node);
+	ni = netdev_priv(ep->dev);
+	if (!READ_ONCE(ni->running) || READ_ONCE(ni->conflict))
+		return NULL;
+	if (ni->node == node || grim_peer_lookup(ni, node))
+		return ni;
+	return NULL;
+}
+
+static int grim_ni_send_one(struct grim_ep *ep, struct sk_buff *msg,
+			    gfp_t gfp);
+
+/* A link's endpoint sends @msg to every peer of its link that is up;
+ * under RCU, so without sleeping.
+ */
+static int grim_ni_broadcast(struct grim_ep *ep, struct sk_buff *msg)
+{
+	const gfp_t gfp = GFP_ATOMIC;
+	struct grim_ni *ni = netdev_priv(ep->dev);
+	struct grim_peer *peer;
+	struct sk_buff *copy;
+	int i, sent = 0, err = -EHOSTUNREACH;
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
+		hlist_for_each_entry_rcu(peer, &ni->peers[i], link) {
+			if (peer->node == ni->node ||
+			    READ_ONCE(peer->state) != GRIM_PEER_UP)
+				continue;
+			copy = skb_clone(msg, gfp);
+			if (!copy) {
+				err = -ENOBUFS;
+				continue;
+			}
+			GRIM_MSG_CB(copy)->node = peer->node;
+			if (!grim_ni_send_one(ep, copy, gfp))
+				sent++;
+		}
+	}
+	rcu_read_unlock();
+	consume_skb(msg);
+	return sent ? 0 : err;
+}
+
+int grim_ni_send(struct grim_ep *ep, struct sk_buff *msg, gfp_t gfp)
+{
+	if (ep->dev && GRIM_MSG_CB(msg)->node == GRIM_NODE_ANY)
+		return grim_ni_broadcast(ep, msg);
+	return grim_ni_send_one(ep, msg, gfp);
+}
+EXPORT_SYMBOL_GPL(grim_ni_send);
+
+static int grim_ni_send_one(struct grim_ep *ep, struct sk_buff *msg,
+			    gfp_t gfp)
 {
 	const unsigned int hlen = GRIM_DATA_HLEN + GRIM_MSG_HLEN;
-	struct net *net = read_pnet(&ep->net);
 	unsigned int len = msg->len, tries;
 	const struct grim_msg_cb *cb;
 	struct sk_buff_head frames;
@@ -2189,7 +2249,7 @@ int grim_ni_send(struct grim_ep *ep, struct sk_buff *msg)
 		 * still fits it.
 		 */
 		rcu_read_lock();
-		ni = grim_ni_find(net, cb->node);
+		ni = grim_ep_ni(ep, cb->node);
 		if (ni)
 			grim_geom_get(ni, &g);
 		rcu_read_unlock();
@@ -2203,13 +2263,13 @@ int grim_ni_send(struct grim_ep *ep, struct sk_buff *msg)
 		}
 		whole = grim_frame_whole(msg, cb, &g, &frames);
 		if (!whole) {
-			err = grim_fragment(msg, cb, &g, &frames, GFP_KERNEL);
+			err = grim_fragment(msg, cb, &g, &frames, gfp);
 			if (err)
 				goto free_frames;
 		}
 
 		rcu_read_lock();
-		ni = grim_ni_find(net, cb->node);
+		ni = grim_ep_ni(ep, cb->node);
 		if (!ni) {
 			err = -EHOSTUNREACH;
 			goto unlock_rcu;
@@ -2247,7 +2307,6 @@ free_msg:
 	kfree_skb(msg);
 	return err;
 }
-EXPORT_SYMBOL_GPL(grim_ni_send);
 
 /* Cut the messages of the unsent frames @old again for @g, and queue
  * them on @txs from next_seq on.  A message that cannot be cut for want

@@ -38,10 +38,17 @@
 /* Node id meaning "any node" (hello broadcast); never a real node. */
 #define GRIM_NODE_ANY	0xffffffffU
 
-/* Ports: 0 asks for autobind; below 1024 needs CAP_NET_BIND_SERVICE. */
+/*
+ * Ports: 0 asks for autobind; below 1024 needs CAP_NET_BIND_SERVICE.
+ * Autobind picks from GRIM_PORT_EPHEMERAL to GRIM_PORT_DEV - 1.  Ports
+ * from GRIM_PORT_DEV on belong to the endpoints of one link (IP over
+ * GRIM has GRIM_PORT_IP and the channels after it); no socket binds them.
+ */
 #define GRIM_PORT_ANY		0
 #define GRIM_PORT_PRIVILEGED	1024
 #define GRIM_PORT_EPHEMERAL	32768
+#define GRIM_PORT_DEV		0xff00
+#define GRIM_PORT_IP		0xff00	/* channel N is GRIM_PORT_IP + N */
 
 struct sockaddr_grim {
 	__kernel_sa_family_t	sgrim_family;	/* AF_GRIM */
