@@ -40,6 +40,7 @@ step_module() {
 
 step_links() {
 	banner "3. A GRIM NI on each host: ip link add link eth0 name grim0 address 00:00:00:0N type grim"
+	ip_ipv6_on	# grim0 is an IP interface too (step 12)
 	for ((i = 1; i <= N; i++)); do
 		pretty "$(host "$i")" "create grim0 (node $i)"
 		pp ip -n "$(host "$i")" link add link eth0 name grim0 \
@@ -179,8 +180,40 @@ step_congestion() {
 	tc -n "$SWITCH_NS" qdisc del dev p3 root
 }
 
+step_ip() {
+	banner "12. IP over GRIM: grim0 is an IP interface; TCP under 5% loss and 1% corruption"
+	local i f l
+	for ((i = 1; i <= N; i++)); do
+		printf '%s\n' "addr add 10.77.0.$i/24 dev grim0" \
+			"addr add fd77::$i/64 dev grim0 nodad" | ip -n "$(host "$i")" -b -
+	done
+	pp nsx 1 ping -c 3 -i 0.2 10.77.0.2 | sed 's/^/    /'
+	pp nsx 1 ping -6 -c 3 -i 0.2 fd77::3 | sed 's/^/    /'
+	log "neighbours resolve to node ids:"
+	pp nsx 1 ip neigh show dev grim0 | sed 's/^/    /'
+	netem_links "loss 5% corrupt 1%"
+	log "16 MB by TCP (socat) from host 1 to host 2, every link losing 5%:"
+	f=$(mktemp)
+	head -c 16M /dev/urandom >"$f"
+	nsx 2 socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$f.out",creat,trunc &
+	l=$!
+	for ((i = 0; i < 50; i++)); do
+		nsx 2 ss -Hltn 'sport = :5001' | grep -q . && break
+		sleep 0.1
+	done
+	nsx 1 socat -u OPEN:"$f" TCP:10.77.0.2:5001
+	wait $l
+	log "sha256 sent:     $(sha256sum <"$f" | cut -c1-16)..."
+	log "sha256 received: $(sha256sum <"$f.out" | cut -c1-16)..."
+	log "TCP's own retransmissions (GRIM recovered the losses underneath):"
+	nsx 1 nstat -asz TcpOutSegs TcpRetransSegs | sed 's/^/    /'
+	show_counters 1 'retransmit_frames|^ *tx_frames'
+	netem_clear
+	rm -f "$f" "$f.out"
+}
+
 step_peer_down() {
-	banner "12. A peer vanishes: host 3's link is deleted while host 1 streams to it"
+	banner "13. A peer vanishes: host 3's link is deleted while host 1 streams to it"
 	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
 	wait_bound 3 103
 	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
@@ -194,7 +227,7 @@ step_peer_down() {
 }
 
 step_streams() {
-	banner "13. Short-lived sockets: 3000 of them, one request each; their streams come and go"
+	banner "14. Short-lived sockets: 3000 of them, one request each; their streams come and go"
 	nsx 2 "$RDM" echo -p 105 -t 120 >/dev/null &
 	local e=$!
 	wait_bound 2 105
@@ -208,14 +241,14 @@ step_streams() {
 }
 
 step_kernel_log() {
-	banner "14. Kernel log (grim)"
+	banner "15. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
 STEPS=(step_topology step_module step_links step_show step_messages step_faults
        step_slow_receiver step_errqueue step_tool step_auth step_congestion
-       step_peer_down step_streams step_kernel_log)
+       step_ip step_peer_down step_streams step_kernel_log)
 
 for s in "${STEPS[@]}"; do
 	"$s"
