@@ -55,6 +55,9 @@ check_match "$(nsx 1 ethtool -l grim0)" "Combined:[[:space:]]+4" "IP's channels 
 check_ok nsx 1 ethtool -L grim0 combined 8
 check_match "$(nsx 1 ethtool -l grim0)" "Combined:[[:space:]]+8" "IP's channels after ethtool -L"
 check_fail nsx 1 ethtool -L grim0 combined 17
+# IP's ports belong to the link: no socket takes IP's traffic.
+out=$(nsx 1 "$RDM" recv -p $((0xff00)) -n 1 -t 1 2>&1) && fail "a socket bound IP's port 0xff00"
+check_match "$out" "bind: Cannot assign requested address" "binding IP's port"
 check_ok nsx 1 ping -c 2 -i 0.2 -W $((5 * SLOW)) -q 10.77.0.2 >/dev/null
 
 pretty "" "static neighbours: the node they name is the one that gets the packets"
