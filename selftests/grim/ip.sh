@@ -79,7 +79,7 @@ netem_links "loss 5% corrupt 1%"
 pretty "" "TCP: $MB MB from host 1 to host 2 over grim0, checked by sha256"
 head -c $((MB << 20)) /dev/urandom >"$tmp/in"
 bg nsx 2 socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$tmp/out",creat,trunc
-for ((t = 0; t < 50; t++)); do
+for ((t = 0; t < 50 * SLOW; t++)); do
 	nsx 2 ss -Hltn 'sport = :5001' | grep -q . && break
 	sleep 0.1
 done
@@ -109,11 +109,20 @@ check_eq "$(sha256sum <"$tmp/out")" "$(sha256sum <"$tmp/in")" "sha256 of what ho
 pretty "" "UDP: $UDP_N datagrams of 1000 bytes from host 3 to host 4, all in order"
 bg nsx 4 "$UDP" recv -p 5002 -n $UDP_N -t $((120 * SLOW)) >"$tmp/udp" 2>&1
 rpid=$!
-for ((t = 0; t < 50; t++)); do
+for ((t = 0; t < 50 * SLOW; t++)); do
 	grep -qs listening "$tmp/udp" && break
 	sleep 0.1
 done
-check_ok nsx 3 "$UDP" send -a 10.77.0.4 -p 5002 -n $UDP_N -s 1000
+grep -qs listening "$tmp/udp" || fail "UDP receiver on host 4 not listening"
+# Resolve host 4 first: while ARP is unresolved, IP keeps only the newest
+# datagrams (neigh unres_qlen_bytes) and drops older ones, on any link.
+check_ok nsx 3 ping -c 1 -W $((5 * SLOW)) -q 10.77.0.4 >/dev/null
+if ! out=$(nsx 3 "$UDP" send -a 10.77.0.4 -p 5002 -n $UDP_N -s 1000 2>&1); then
+	log "host 3: $out"
+	sleep 1
+	sed 's/^/    host 4: /' "$tmp/udp"
+	fail "UDP sender on host 3 failed"
+fi
 wait $rpid
 rc=$?
 sed 's/^/    host 4: /' "$tmp/udp"
