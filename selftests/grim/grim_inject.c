@@ -55,6 +55,23 @@
  *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
  *               DSTMAC has acknowledged them all, then WAIT_MS more, and
  *               send them again unchanged, twice
+ *   ipjunk      valid session and CRC: COUNT one-frame messages to IP's
+ *               endpoint PORT (GRIM_PORT_IP + a channel), each on a fresh
+ *               stream (channels 0x5000..0x7fff), in turn: random bytes as
+ *               IPv4 (the message's handler 0x0800), IPv6 (0x86dd) and ARP
+ *               (0x0806); random bytes of an EtherType IP does not carry
+ *               (GRIM_ETH_P, 0, ETH_P_ALL, VLAN, LLDP, 0xffff); an empty
+ *               IPv4, IPv6 or ARP packet; a UDP datagram to port 9 of the
+ *               receiver flagged broadcast (arg[0] bit 0), though it goes
+ *               to one node; the same datagram unflagged.  It must run
+ *               while this host sends IPv4 over grim0 to DSTMAC's node:
+ *               the template is the first frame of such a packet, whose
+ *               addresses the datagrams take.  Prints "ipjunk CLASS N"
+ *               for each class (ipv4 ipv6 arp other empty udp-bcast
+ *               udp).  Every message counts in rx_msgs; the other
+ *               EtherTypes and the empty packets in rx_dropped, the
+ *               receiving link's netdev counter (ip -s link), which is
+ *               not one of ethtool's
  *
  * The modes that need a real frame (cluster id, node ids, session
  * generations) sniff one outgoing DATA frame to DSTMAC on IFNAME first, so
@@ -73,6 +90,8 @@
 #include <fcntl.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -182,7 +201,7 @@ static void seal(uint8_t *lhp, size_t len)
 enum ctr {
 	C_TRUNC, C_MAGIC, C_VERSION, C_LENGTH, C_CSUM, C_CLUSTER, C_NOT_OURS,
 	C_UNKNOWN_PEER, C_STALE, C_TYPE, C_FRAG, C_MSG, C_NO_EP, C_DUP, C_BAD_ACK,
-	C_STALE_STREAM, C_REPLAYED, C_MAX
+	C_STALE_STREAM, C_REPLAYED, C_RX_MSGS, C_RX_DROPPED, C_MAX
 };
 
 static const struct {
@@ -207,6 +226,9 @@ static const struct {
 	[C_STALE_STREAM] = { "rx_drop_stale_stream", 1 },
 	/* inject.sh: rx_duplicate_frames + rx_drop_stale_stream */
 	[C_REPLAYED]	 = { "rx_dup_or_stale", 1 },
+	[C_RX_MSGS]	 = { "rx_msgs", 1 },
+	/* the link's netdev counter (ip -s link), not ethtool's */
+	[C_RX_DROPPED]	 = { "rx_dropped", 1 },
 };
 
 static unsigned long expect[C_MAX];
@@ -283,7 +305,7 @@ static void usage(void)
 		"       capture flood rehello\n"
 		"       cluster notours\n"
 		"       badtype unknownpeer stale frag reasm hello probe macflip replay\n"
-		"       sack churn\n");
+		"       sack churn ipjunk\n");
 	exit(2);
 }
 
@@ -362,15 +384,16 @@ static int send_frame(const uint8_t *frame, size_t len, int tries,
 /*
  * Send a frame and remember which counter it must move.  Paced, so that
  * the receiver's backlog never overflows and every frame really reaches
- * it.
+ * it.  Returns whether the frame went.
  */
-static void xmit(const uint8_t *frame, size_t len, enum ctr c)
+static int xmit(const uint8_t *frame, size_t len, enum ctr c)
 {
 	if (!send_frame(frame, len, 100, 10000))
-		return;
+		return 0;
 	if (c < C_MAX)
 		expect[c]++;
 	usleep(2000);
+	return 1;
 }
 
 /* Ethernet header to dmac from our own MAC; returns the link header. */
@@ -1358,6 +1381,178 @@ static void mode_reasmlive(void)
 	}
 }
 
+/* ---- IP over GRIM (drivers/net/grim/ip.c) -------------------------------------- */
+
+/* In a message's first argument word: it went to every node. */
+#define GRIM_IP_F_BCAST	0x1
+
+/* The addresses of the sniffed IPv4 packet (network byte order). */
+static uint32_t ip_saddr, ip_daddr;
+
+/*
+ * The template of the IP modes: the first frame of a message with an
+ * IPv4 packet that this host sends over IP over GRIM to dmac (handler
+ * ETH_P_IP, to one of IP's endpoints).  Its link header is the template
+ * of valid fields; its addresses are those of the datagrams made up.
+ */
+static void need_ip_template(void)
+{
+	uint64_t deadline = now_ms() + timeout_s * 1000ull;
+	static uint8_t buf[FRAME_MAX];
+	int fd = sniff_open();
+	size_t r;
+
+	while ((r = sniff_one(fd, buf, GRIM_FT_DATA, 1, deadline))) {
+		const struct grim_link_hdr *lh = (const void *)(buf + ETH_HLEN);
+		const struct grim_msg_hdr *mh =
+			(const void *)(buf + ETH_HLEN + DATA_HLEN);
+		const struct iphdr *iph =
+			(const void *)(buf + ETH_HLEN + DATA_HLEN + MSG_HLEN);
+
+		if (!(lh->flags & GRIM_FF_FIRST) ||
+		    ntohs(lh->len) < DATA_HLEN + MSG_HLEN + sizeof(*iph) ||
+		    (ntohl(mh->w2) & 0xffff) < GRIM_PORT_IP ||
+		    (ntohl(mh->w3) & 0xffff) != ETH_P_IP || iph->version != 4)
+			continue;
+		close(fd);
+		memcpy(&tmpl, lh, sizeof(tmpl));
+		ip_saddr = iph->saddr;
+		ip_daddr = iph->daddr;
+		printf("template: cluster %u, node %u -> %u, gen %08x -> %08x, IPv4 %08x -> %08x\n",
+		       ntohl(tmpl.cluster), ntohl(tmpl.src_node),
+		       ntohl(tmpl.dst_node), ntohl(tmpl.src_gen),
+		       ntohl(tmpl.dst_gen), ntohl(ip_saddr), ntohl(ip_daddr));
+		return;
+	}
+	fprintf(stderr, "%s: no IPv4 packet over GRIM to the destination seen on %s in %d s\n",
+		mode, ifname, timeout_s);
+	exit(1);
+}
+
+/*
+ * One whole message (FIRST | LAST) to IP's endpoint PORT, alone on a
+ * fresh stream from channel @chan: EtherType @handler, first argument
+ * word @arg0 (the other three random, which IP ignores), and @plen bytes
+ * of @payload, or random ones.  Returns the frame's length.
+ */
+static size_t ip_msg(uint8_t *f, uint16_t chan, uint16_t handler,
+		     uint32_t arg0, const uint8_t *payload, size_t plen)
+{
+	size_t flen = data_frame(f, chan, port, fresh_inc(), 0,
+				 GRIM_FF_FIRST | GRIM_FF_LAST, 0, plen, plen);
+	uint8_t *p = f + ETH_HLEN;
+	struct grim_msg_hdr *mh = (struct grim_msg_hdr *)(p + DATA_HLEN);
+
+	mh->w3 = htonl((uint32_t)chan << 16 | handler);
+	mh->arg[0] = htonl(arg0);
+	if (payload)
+		memcpy(p + DATA_HLEN + MSG_HLEN, payload, plen);
+	seal(p, flen - ETH_HLEN);
+	return flen;
+}
+
+/*
+ * An IPv4 UDP datagram from the template's source to port 9 of its
+ * destination (discard: nobody listens there in the tests), without a
+ * UDP checksum (0: none, allowed over IPv4).  Returns its length.
+ */
+static size_t udp_closed(uint8_t *d)
+{
+	struct iphdr *iph = (struct iphdr *)d;
+	struct udphdr *uh = (struct udphdr *)(iph + 1);
+	size_t plen = 16 + rnd() % 64, i;
+
+	memset(iph, 0, sizeof(*iph));
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tot_len = htons(sizeof(*iph) + sizeof(*uh) + plen);
+	iph->id = htons(rnd());
+	iph->ttl = 64;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = ip_saddr;
+	iph->daddr = ip_daddr;
+	iph->check = inet_csum(d, sizeof(*iph));
+	uh->source = htons(40000 + rnd() % 10000);
+	uh->dest = htons(9);
+	uh->len = htons(sizeof(*uh) + plen);
+	uh->check = 0;
+	for (i = 0; i < plen; i++)
+		d[sizeof(*iph) + sizeof(*uh) + i] = rnd();
+	return sizeof(*iph) + sizeof(*uh) + plen;
+}
+
+enum ipjunk_class {
+	J_IPV4, J_IPV6, J_ARP, J_OTHER, J_EMPTY, J_UDP_BCAST, J_UDP, J_MAX
+};
+
+static const char *const ipjunk_names[J_MAX] = {
+	"ipv4", "ipv6", "arp", "other", "empty", "udp-bcast", "udp",
+};
+
+static void mode_ipjunk(void)
+{
+	/* EtherTypes that grim_ip_deliver() must refuse */
+	static const uint16_t other[] = {
+		GRIM_ETH_P, 0, ETH_P_ALL, ETH_P_8021Q, 0x88cc /* LLDP */, 0xffff,
+	};
+	static const uint16_t empty[] = { ETH_P_IP, ETH_P_IPV6, ETH_P_ARP };
+	/* Below the ephemeral ports: no real stream uses these channels. */
+	uint16_t base = rnd() % 0x1000;
+	unsigned long per[J_MAX] = {};
+	static uint8_t f[4096], d[256];
+	size_t flen, dlen;
+	int k, c;
+
+	if (port < GRIM_PORT_IP) {
+		fprintf(stderr, "ipjunk: -p PORT (IP's, %#x + channel) is required\n",
+			GRIM_PORT_IP);
+		exit(2);
+	}
+	need_ip_template();
+	printf("ipjunk: streams from channels %u.. to %#x\n", 0x5000 + base,
+	       port);
+	for (k = 0; k < count; k++) {
+		/* a fresh stream each, from channels 0x5000..0x7fff */
+		uint16_t chan = 0x5000 + (base + k) % 0x3000;
+		size_t n = k / J_MAX;
+		uint16_t oth = other[n % (sizeof(other) / sizeof(other[0]))];
+		uint16_t emp = empty[n % (sizeof(empty) / sizeof(empty[0]))];
+
+		c = k % J_MAX;
+		switch (c) {
+		case J_IPV4:
+			flen = ip_msg(f, chan, ETH_P_IP, 0, NULL, 1 + rnd() % 300);
+			break;
+		case J_IPV6:
+			flen = ip_msg(f, chan, ETH_P_IPV6, 0, NULL, 1 + rnd() % 300);
+			break;
+		case J_ARP:
+			flen = ip_msg(f, chan, ETH_P_ARP, 0, NULL, 1 + rnd() % 100);
+			break;
+		case J_OTHER:
+			flen = ip_msg(f, chan, oth, 0, NULL, 1 + rnd() % 300);
+			break;
+		case J_EMPTY:
+			flen = ip_msg(f, chan, emp, 0, NULL, 0);
+			break;
+		default:	/* J_UDP_BCAST, J_UDP */
+			dlen = udp_closed(d);
+			flen = ip_msg(f, chan, ETH_P_IP,
+				      c == J_UDP_BCAST ? GRIM_IP_F_BCAST : 0,
+				      d, dlen);
+			break;
+		}
+		if (!xmit(f, flen, C_RX_MSGS))
+			continue;
+		per[c]++;
+		/* grim_ip_deliver(): not IP's EtherType, or no packet */
+		if (c == J_OTHER || c == J_EMPTY)
+			expect[C_RX_DROPPED]++;
+	}
+	for (c = 0; c < J_MAX; c++)
+		printf("ipjunk %s %lu\n", ipjunk_names[c], per[c]);
+}
+
 static const struct grim_ctl_msg *ctl_of(const uint8_t *frame)
 {
 	return (const struct grim_ctl_msg *)(frame + ETH_HLEN + LH_LEN);
@@ -1840,6 +2035,7 @@ static const struct {
 	{ "churn", mode_churn },
 	{ "replay", mode_replay },
 	{ "sack", mode_sack },
+	{ "ipjunk", mode_ipjunk },
 };
 
 static int parse_mac(const char *s, uint8_t *mac)
