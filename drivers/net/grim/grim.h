@@ -474,6 +474,7 @@ struct grim_ip {
 	bool up;
 	u8 nchan;
 	atomic_t rx_bytes;		/* reserved or on @rxq */
+	atomic_t tx_unowned;		/* packets of no socket held by the NI */
 	struct sk_buff_head rxq;
 	struct napi_struct napi;
 	struct grim_ip_chan chan[GRIM_IP_CHANNELS_MAX];

@@ -94,6 +94,36 @@ static u32 grim_ip_dst_node(struct sk_buff *skb)
 	return be32_to_cpu(ha);
 }
 
+/* A packet of no socket leaves the NI (acknowledged, or failed). The
+ * NI sends clones and copies of what it keeps, and never the packet
+ * itself: its dev is still the link's.
+ */
+static void grim_ip_tx_done(struct sk_buff *skb)
+{
+	struct grim_ni *ni = netdev_priv(skb->dev);
+
+	atomic_dec(&ni->ip.tx_unowned);
+}
+
+/* The NI keeps a packet until the peer has it.  A socket's packets are
+ * bounded by its send buffer (TCP's small queues, UDP's sndbuf); a
+ * packet of no socket (forwarded, or the kernel's own) by the link's
+ * txqueuelen, for all of them at once.  Over it the packet is dropped,
+ * as a full queue would drop it.
+ */
+static bool grim_ip_tx_charge(struct grim_ip *ip, struct sk_buff *skb)
+{
+	if (skb->sk || skb->destructor)
+		return true;
+	if (atomic_inc_return(&ip->tx_unowned) >
+	    READ_ONCE(ip->dev->tx_queue_len)) {
+		atomic_dec(&ip->tx_unowned);
+		return false;
+	}
+	skb->destructor = grim_ip_tx_done;
+	return true;
+}
+
 netdev_tx_t grim_ip_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
@@ -117,6 +147,8 @@ netdev_tx_t grim_ip_xmit(struct sk_buff *skb, struct net_device *dev)
 	 */
 	skb_dst_drop(skb);
 	nf_reset_ct(skb);
+	if (!grim_ip_tx_charge(ip, skb))
+		goto drop;
 	cb = GRIM_MSG_CB(skb);
 	memset(cb, 0, sizeof(*cb));
 	cb->node = node;
