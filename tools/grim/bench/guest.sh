@@ -14,9 +14,15 @@
 # The jumbo cases raise eth1's MTU to JUMBO_MTU and give it IPv4
 # addresses: grim1 (family grimj, datacrc on like grim0) and TCP (tcpj)
 # over jumbo frames, against grim0 and TCP on eth0's 1500 bytes.
+# The IP-over-GRIM cases give grim0 IPv4 addresses (10.72.0.x/24, next
+# to eth0's 10.71.0.x/24) and, at each loss level, measure over eth0's
+# and over grim0's addresses in turn, the order alternating from round
+# to round: sockperf ping-pong, 64 B, UDP and TCP, grim-perf's UDP
+# ping-pong, and TCP throughput (iperf3); families ip-veth-* and
+# ip-grim-* (tests ip-pingpong and ip-stream).
 #
 #   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5] [runs=N]
-#            [only=interleaved|auth|scale|jumbo] [jumbo=MTU]
+#            [only=interleaved|auth|scale|jumbo|ip] [jumbo=MTU]
 #   guest.sh [out=DIR] profile=FAM,FAM:SIZE[:SECONDS[:LOSS[:TEST]]]
 #
 # Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
@@ -57,8 +63,8 @@ for a; do
 	esac
 done
 case $ONLY in
-""|interleaved|auth|scale|jumbo) ;;
-*) fail "only=interleaved|auth|scale|jumbo, not only=$ONLY" ;;
+""|interleaved|auth|scale|jumbo|ip) ;;
+*) fail "only=interleaved|auth|scale|jumbo|ip, not only=$ONLY" ;;
 esac
 mkdir -p "$out"
 csv=$out/bench.csv
@@ -436,6 +442,171 @@ jumbo_cases() {
 	done
 }
 
+# ---- IP over GRIM --------------------------------------------------------------
+
+# IP over grim0 against IP over the bare veth under it: grim0 gets IPv4
+# addresses (10.72.0.<i>/24; eth0 has 10.71.0.<i>/24), one ping resolves
+# ARP over it, sockperf servers listen at 10.72.0.2 as at 10.71.0.2 and
+# one iperf3 server at any address of host 2.  For each loss level of
+# LOSSES (netem on eth0, under grim0 as under the bare veth's IP),
+# ILV_RUNS rounds; in each, over the veth and over grim0 in turn, the
+# order alternating from round to round so that the emulated CPU's
+# drift falls on both alike: a sockperf ping-pong of IP_SIZE bytes over
+# UDP, one over TCP (IP_LAT_T s each), grim-perf's UDP ping-pong
+# (IP_LAT_T s; sockperf's UDP ping-pong waits for a lost datagram until
+# its run ends, so over the lossy bare veth only grim-perf's gives a
+# figure) and IP_TPUT_T s of iperf3 TCP.
+# Lines in the CSV: test ip-pingpong, families ip-veth-udp, ip-grim-udp,
+# ip-veth-tcp, ip-grim-tcp (sockperf), ip-veth-udp-gp, ip-grim-udp-gp
+# (grim-perf); test ip-stream (size = iperf3's 128 KiB writes),
+# families ip-veth-tput, ip-grim-tput, mbps = what the iperf3 receiver
+# counted; rep = round.  iperf3.txt has each iperf3 run's bytes and TCP
+# retransmits.
+IP_SIZE=64 IP_LAT_T=1 IP_TPUT_T=3 IP_PORT=5201 IP_LEN=131072
+[ "$QUICK" = 1 ] && IP_TPUT_T=2
+
+# ip_addr veth|grim HOST: the IPv4 address of HOST on eth0 or grim0.
+ip_addr() {
+	case $1 in
+	veth) echo "10.71.0.$2" ;;
+	grim) echo "10.72.0.$2" ;;
+	esac
+}
+
+# ip_tput veth|grim LOSS ROUND: iperf3 -c from host 1 to host 2 over the
+# veth or grim0, a line in the CSV either way.
+ip_tput() {
+	local side=$1 loss=$2 r=$3 json=$out/iperf3.json line py='
+import json, sys
+path, fam, loss, rep, log, size = sys.argv[1:7]
+head = "%s,ip-stream,%s,1,%s,%s" % (fam, size, loss, rep)
+try:
+    with open(path) as f:
+        j = json.load(f)
+except (OSError, ValueError) as err:
+    j = {"error": str(err)}
+try:
+    rx, tx = j["end"]["sum_received"], j["end"]["sum_sent"]
+    bps, got, sent, secs = (rx["bits_per_second"], rx["bytes"], tx["bytes"],
+                            rx["seconds"])
+except (KeyError, TypeError):
+    print("%s loss %s%% round %s: no result: %s"
+          % (fam, loss, rep, j.get("error", "no end in the JSON")), file=sys.stderr)
+    print(head + ",fail,0,0,0,0,0,0,0,0,0,0,0")
+    sys.exit(0)
+with open(log, "a") as f:
+    print("%s loss %s%% round %s: sent %d B, received %d B in %.2f s, %.3f MB/s, "
+          "retransmits %s" % (fam, loss, rep, sent, got, secs, bps / 8e6,
+                              tx.get("retransmits", "?")), file=f)
+print(head + ",%s,0,0,0,0,0,%.3f,0,%d,%d,0,%.3f"
+      % ("ok" if got > 0 else "fail", bps / 8e6, sent, got, secs))'
+	timeout -k 5 $((IP_TPUT_T + 90)) nsenter --net="/run/netns/$(host 1)" \
+		iperf3 -c "$(ip_addr "$side" 2)" -p $IP_PORT -t "$IP_TPUT_T" -J \
+		--connect-timeout 15000 >"$json" 2>>"$out/errors.log" ||
+		echo "case failed: iperf3 over $side (loss $loss%, round $r)" >>"$out/errors.log"
+	line=$(python3 -c "$py" "$json" "ip-$side-tput" "$loss" "$r" "$out/iperf3.txt" \
+		$IP_LEN 2>>"$out/errors.log")
+	[ -n "$line" ] ||
+		line="ip-$side-tput,ip-stream,$IP_LEN,1,$loss,$r,fail,0,0,0,0,0,0,0,0,0,0,0"
+	rm -f "$json"
+	echo "$line" >>"$csv"
+	echo "    $line"
+}
+
+# ip_udp_gp veth|grim LOSS ROUND: grim-perf's UDP ping-pong of IP_SIZE
+# bytes for IP_LAT_T s from host 1 to host 2's grim-perf server over the
+# veth or grim0, a line in the CSV either way (family ip-veth-udp-gp or
+# ip-grim-udp-gp).  Unlike sockperf's, it gives a lost round trip up
+# after 50 ms and goes on, so it measures the bare veth under loss too
+# (the round trips that were answered, rcvd of sent in the CSV).
+ip_udp_gp() {
+	local side=$1 loss=$2 r=$3 fam=ip-$1-udp-gp line
+	line=$(timeout -k 5 90 nsenter --net="/run/netns/$(host 1)" "$PERF" client -f udp \
+		-d "$(ip_addr "$side" 2)" -p $PORT -T pingpong -s $IP_SIZE -n 1000000 \
+		-t $IP_LAT_T --csv --loss "$loss" --rep "$r" 2>>"$out/errors.log" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "case failed: grim-perf udp over $side (loss $loss%, round $r)" >>"$out/errors.log"
+		line="$fam,ip-pingpong,$IP_SIZE,1,$loss,$r,timeout,0,0,0,0,0,0,0,0,0,0,0"
+	else
+		line=$(echo "$line" | cut -d, -f3-)
+		line="$fam,ip-pingpong,$line"
+	fi
+	echo "$line" >>"$csv"
+	echo "    $line"
+}
+
+ip_cases() {
+	local i h t loss r side sides
+	pretty "" "IP over GRIM: grim0 against the bare veth, loss $LOSSES %, $ILV_RUNS rounds each"
+	set_loss 0
+	for i in 1 2; do
+		h=$(host "$i")
+		ip -n "$h" addr add "$(ip_addr grim "$i")/24" dev grim0 ||
+			fail "IPv4 address on host $i grim0"
+	done
+	# One ping each way resolves ARP (over grim0: the link's reliable
+	# path; over eth0: ordinary ARP).
+	for side in grim veth; do
+		for ((t = 0; t < 5; t++)); do
+			nsx 1 ping -c 1 -W 5 -q "$(ip_addr "$side" 2)" >/dev/null && break
+		done
+		[ "$t" -lt 5 ] || fail "no ping over $side to $(ip_addr "$side" 2)"
+	done
+	{
+		echo "ip over grim: $(ip -n "$(host 1)" -o link show grim0 |
+			sed -n 's/.* mtu \([0-9]*\) .*/grim0 mtu \1/p')," \
+			"$(ip -n "$(host 1)" -o link show eth0 |
+			sed -n 's/.* mtu \([0-9]*\) .*/eth0 mtu \1/p')"
+		echo "ip over grim: host 1 neighbours on grim0: $(ip -n "$(host 1)" neigh show dev grim0 | tr '\n' ';')"
+	} | tee -a "$out/context.txt"
+	if ! command -v sockperf >/dev/null; then
+		echo "case failed: sockperf not installed: no IP latency cases" >>"$out/errors.log"
+	else
+		sockperf_start "$(ip_addr grim 2)"	# setup() started 10.71.0.2's
+	fi
+	if ! command -v iperf3 >/dev/null; then
+		echo "case failed: iperf3 not installed: no IP throughput cases" >>"$out/errors.log"
+	else
+		bg nsx 2 iperf3 -s -p $IP_PORT --rcv-timeout 30000 >/dev/null 2>&1
+		for ((t = 0; t < 100; t++)); do
+			nsx 2 ss -Hltn "sport = :$IP_PORT" | grep -q . && break
+			sleep 0.1
+		done
+	fi
+	: >"$out/iperf3.txt"
+	for loss in $LOSSES; do
+		set_loss "$loss"
+		for ((r = 1; r <= ILV_RUNS; r++)); do
+			sides="veth grim"
+			((r % 2)) || sides="grim veth"
+			pretty "" "IP over GRIM: loss $loss%, round $r ($sides)"
+			if command -v sockperf >/dev/null; then
+				for t in udp tcp; do
+					for side in $sides; do
+						sockperf_pingpong "$t" $IP_SIZE "$loss" "$r" $IP_LAT_T \
+							"$(ip_addr "$side" 2)" "ip-$side-$t" ip-pingpong
+					done
+				done
+			fi
+			for side in $sides; do
+				ip_udp_gp "$side" "$loss" "$r"
+			done
+			if command -v iperf3 >/dev/null; then
+				for side in $sides; do
+					ip_tput "$side" "$loss" "$r"
+				done
+			fi
+		done
+		for i in 1 2; do
+			{
+				echo "== host $i after the IP-over-GRIM cases at loss $loss%"
+				nsx "$i" ethtool -S grim0 2>&1
+			} >>"$out/linkstats.txt"
+		done
+	done
+	set_loss 0
+}
+
 # ---- at scale ------------------------------------------------------------------
 
 # The 64 B message rate with each of SCALE_SOCKS sender sockets, every
@@ -692,6 +863,8 @@ fi
 		echo "under loss: latency sizes $LOSS_LAT_SIZES; bandwidth sizes $LOSS_BW_SIZES"
 	echo "interleaved latency: $ILV_SIZE B, $ILV_RUNS runs of $ILV_T s"
 	echo "interleaved streams: $ILV_BW_SIZES B, $ILV_RUNS runs of $ILV_BW_T s"
+	echo "ip over grim: $IP_SIZE B ping-pong (sockperf UDP, TCP; grim-perf UDP) of $IP_LAT_T s and" \
+		"$IP_TPUT_T s of iperf3 TCP, over eth0 and grim0 in turn, $ILV_RUNS rounds at loss $LOSSES"
 	echo "at scale: 64 B rate with $SCALE_SOCKS sender sockets, $SCALE_RUNS runs;" \
 		"$SCALE_LIVE live streams on grim${SCALE_NIS// /, grim}, $SCALE_CTL runs without, $ILV_RUNS with"
 	grep -m1 'model name' /proc/cpuinfo
@@ -715,6 +888,7 @@ done
 case $ONLY in ""|interleaved) interleaved ;; esac
 case $ONLY in ""|auth) auth_cases ;; esac
 case $ONLY in ""|jumbo) jumbo_cases ;; esac
+case $ONLY in ""|ip) ip_cases ;; esac
 # Last: the 10,000 streams stay live for streamidle (600 s).
 case $ONLY in ""|scale) scale_cases ;; esac
 set_loss 0

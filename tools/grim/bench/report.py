@@ -9,8 +9,9 @@ Every number shown is the median over the repetitions, with the spread
 per repetition (both ran in the same repetition, seconds apart) and then
 summarised the same way.  Latency: below 1 means GRIM is faster.
 Bandwidth and message rate: above 1 means GRIM is faster.
-The interleaved cases and those at scale are summarised over their runs
-instead, with a confidence interval of the median ratio.
+The interleaved cases, those at scale and IP over GRIM (grim0 ÷ the
+bare veth, per loss level) are summarised over their runs instead, with
+a confidence interval of the median ratio.
 """
 import csv
 import math
@@ -217,6 +218,149 @@ def jumbo_table(D):
         lat = D.summary("jumbo-interleaved", f, 64, 1, 0.0, "lat_med_us")
         bw = D.summary("jumbo-interleaved-stream", f, 64000, 1, 0.0, "mbps")
         out.append(f"| {LABEL[f]} | {fmt_val(lat)} | {fmt_val(bw)} |")
+    out.append("")
+    return out
+
+
+# IP over GRIM: IP over grim0 against IP over the bare veth, per loss
+# level, round by round.  (what, test, metric, grim0 family, veth
+# family, size, whether grim0 wins with a ratio below 1, target by loss:
+# ("<=" | ">=", x), a loss of None for every level).
+IP_CASES = [
+    ("UDP 64 B ping-pong latency (sockperf)", "ip-pingpong", "lat_med_us",
+     "ip-grim-udp", "ip-veth-udp", 64, True, {None: ("<=", 1.2)}),
+    ("UDP 64 B ping-pong latency (grim-perf)", "ip-pingpong", "lat_med_us",
+     "ip-grim-udp-gp", "ip-veth-udp-gp", 64, True, {None: ("<=", 1.2)}),
+    ("TCP 64 B ping-pong latency (sockperf)", "ip-pingpong", "lat_med_us",
+     "ip-grim-tcp", "ip-veth-tcp", 64, True, {None: ("<=", 1.2)}),
+    ("TCP throughput (iperf3)", "ip-stream", "mbps",
+     "ip-grim-tput", "ip-veth-tput", None, False,
+     {0.0: (">=", 0.7), 5.0: (">=", 10.0)}),
+]
+IP_TESTS = ("ip-pingpong", "ip-stream")
+
+
+def ip_ratios(D, test, metric, a, b, size, loss):
+    """@a / @b of @metric in @test at @loss, round by round (both were
+    measured in the same round); @size None: whatever size @a has.
+    """
+    if size is None:
+        size = ip_size(D, test, a, loss)
+    x = D.vals(test, a, size, 1, loss, metric)
+    y = D.vals(test, b, size, 1, loss, metric)
+    return [x[r] / y[r] for r in sorted(x) if r in y and y[r] > 0]
+
+
+def ip_size(D, test, fam, loss):
+    sizes = [k[2] for k in D.d if k[0] == test and k[1] == fam and k[4] == loss]
+    return sizes[0] if sizes else None
+
+
+def ip_num(x):
+    """A ratio with two decimals, or two significant digits below 0.1."""
+    return f"{x:.2f}" if x >= 0.1 or x == 0 else f"{x:.2g}"
+
+
+def ip_cell(v):
+    if not v:
+        return "–"
+    med, lo, hi = median_ci(v)
+    if lo is None:
+        return ip_num(med)
+    return f"{ip_num(med)} [{ip_num(lo)}–{ip_num(hi)}]"
+
+
+def target_met(med, lo, hi, op, x):
+    """Whether the median @med meets "@op @x", and where the 95%
+    interval [@lo, @hi] reaches across the line.
+    """
+    met = med <= x if op == "<=" else med >= x
+    if lo is None:
+        return "yes" if met else "no"
+    if op == "<=":
+        if met and hi > x:
+            return f"yes (CI up to {ip_num(hi)})"
+        if not met and lo <= x:
+            return f"no (CI down to {ip_num(lo)})"
+    else:
+        if met and lo < x:
+            return f"yes (CI down to {ip_num(lo)})"
+        if not met and hi >= x:
+            return f"no (CI up to {ip_num(hi)})"
+    return "yes" if met else "no"
+
+
+def ip_table(D):
+    """IP over grim0 ÷ IP over the bare veth under it, per loss level."""
+    out = []
+    losses = sorted({k[4] for k in D.d if k[0] in IP_TESTS}
+                    | {r["loss"] for r in D.bad if r["test"] in IP_TESTS})
+    if not losses:
+        return out
+    runs = max([len(v) for k, v in D.d.items() if k[0] in IP_TESTS] + [0])
+    out.append(f"### IP over GRIM: grim0 ÷ the bare veth, {runs} rounds per loss level")
+    out.append("")
+    out.append("IPv4 over grim0 (10.72.0.x, GRIM's reliable path) against "
+               "IPv4 over the veth under it (eth0, 10.71.0.x), netem loss "
+               "on the veth in both cases. In each round, 64 B ping-pongs "
+               "(sockperf, UDP and TCP, and grim-perf, UDP; one-way latency "
+               "= RTT/2) and iperf3 TCP (bandwidth the receiver counted) run "
+               "over each in turn, the order alternating from round to "
+               "round; the ratio is grim0 ÷ veth in the same round, median "
+               "over the rounds with a 95% confidence interval of the "
+               "median (it needs at least 6 rounds). **Latency: < 1 means "
+               "grim0 is faster; throughput: > 1 means grim0 is faster.** "
+               "`–`: no pair of results. sockperf's ping-pong waits for a "
+               "lost message until its run ends: over a lossy bare veth its "
+               "UDP has no valid round trip left (a failed case) and its "
+               "TCP few, each held up by TCP's retransmission timeout; "
+               "grim-perf's UDP gives a lost round trip up after 50 ms.")
+    out.append("")
+    out.append("| loss | case | grim0 ÷ veth, median [95% CI] | grim0 faster in "
+               "| target | met |")
+    out.append("|---:|---|---|---:|---|---|")
+    for loss in losses:
+        for what, test, metric, a, b, size, lower_wins, targets in IP_CASES:
+            v = ip_ratios(D, test, metric, a, b, size, loss)
+            tgt = targets.get(loss, targets.get(None))
+            target, met, wins = "–", "–", "–"
+            if tgt:
+                target = f"{tgt[0]} {tgt[1]:g}"
+            if v:
+                med, lo, hi = median_ci(v)
+                n = sum(1 for x in v if (x < 1 if lower_wins else x > 1))
+                wins = f"{n} of {len(v)}"
+                if tgt:
+                    met = target_met(med, lo, hi, *tgt)
+            out.append(f"| {lossname(loss)} | {what} | {ip_cell(v)} | {wins} "
+                       f"| {target} | {met} |")
+    out.append("")
+    out.append("| loss | UDP veth (µs) | UDP grim0 (µs) | UDP veth, grim-perf "
+               "(µs) [answered] | UDP grim0, grim-perf (µs) | TCP veth (µs) | "
+               "TCP grim0 (µs) | TCP veth (MB/s) | TCP grim0 (MB/s) |")
+    out.append("|---:|" + "---:|" * 8)
+    for loss in losses:
+        cells = []
+        for f in ("ip-veth-udp", "ip-grim-udp", "ip-veth-udp-gp",
+                  "ip-grim-udp-gp", "ip-veth-tcp", "ip-grim-tcp"):
+            c = fmt_val(D.summary("ip-pingpong", f, 64, 1, loss, "lat_med_us"))
+            if f == "ip-veth-udp-gp":
+                rows = D.d.get(("ip-pingpong", f, 64, 1, loss), {}).values()
+                sent = sum(r["sent"] for r in rows)
+                if sent:
+                    got = sum(r["rcvd"] for r in rows)
+                    c += f" [{100 * got / sent:.1f}%]"
+            cells.append(c)
+        for f in ("ip-veth-tput", "ip-grim-tput"):
+            size = ip_size(D, "ip-stream", f, loss)
+            cells.append("–" if size is None else
+                         fmt_val(D.summary("ip-stream", f, size, 1, loss, "mbps")))
+        out.append(f"| {lossname(loss)} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("Values: median over the rounds (min–max); latency is the "
+               "median one-way latency of each run (sockperf's, or "
+               "grim-perf's of the round trips answered within 50 ms; "
+               "[answered]: their share of all the veth's).")
     out.append("")
     return out
 
@@ -538,6 +682,7 @@ def tables(D, rate_senders, streams=()):
     out.extend(ilv_table(D, "interleaved-stream"))
     out.extend(auth_table(D))
     out.extend(jumbo_table(D))
+    out.extend(ip_table(D))
     out.extend(scale_tables(D, streams))
 
     if any(k[1] == "grimh" for k in D.d):

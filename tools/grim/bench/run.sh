@@ -13,6 +13,8 @@
 #   BENCH_ONLY=auth                     only the authenticated cases (~3 minutes)
 #   BENCH_ONLY=scale                    only the cases at scale (~8 minutes)
 #   BENCH_ONLY=jumbo                    only GRIM and TCP over jumbo frames
+#   BENCH_ONLY=ip                       only IP over grim0 against IP over the veth
+#                                       (sockperf, iperf3; BENCH_RUNS rounds per loss)
 #   BENCH_JUMBO=MTU                     their lower MTU (default 9000)
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)

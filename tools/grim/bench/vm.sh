@@ -69,7 +69,7 @@ fi
 echo "bench: booting $KVER ($accel); results in ${out#"$top"/}"
 echo "$accel" >"$out/accel.txt"
 start=$(date +%s)
-timeout -k 10 "${GRIM_VM_TIMEOUT:-2400}" "${vng_base[@]}" "${kvm[@]}" \
+timeout -k 10 "${GRIM_VM_TIMEOUT:-3600}" "${vng_base[@]}" "${kvm[@]}" \
 	--exec "$top/scripts/guest-run-tests.sh $out $GRIM_KO --script $top/tools/grim/bench/guest.sh out=$out $*" \
 	</dev/null
 vm_rc=$?
