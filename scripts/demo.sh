@@ -181,7 +181,7 @@ step_congestion() {
 }
 
 step_ip() {
-	banner "12. IP over GRIM: grim0 is an IP interface; TCP under 5% loss and 1% corruption"
+	banner "12. IP over GRIM: grim0 is an IP interface; TCP and redis under 5% loss and 1% corruption"
 	local i f l
 	for ((i = 1; i <= N; i++)); do
 		printf '%s\n' "addr add 10.77.0.$i/24 dev grim0" \
@@ -208,8 +208,21 @@ step_ip() {
 	log "TCP's own retransmissions (GRIM recovered the losses underneath):"
 	nsx 1 nstat -asz TcpOutSegs TcpRetransSegs | sed 's/^/    /'
 	show_counters 1 'retransmit_frames|^ *tx_frames'
+	log "redis-server on host 2, redis-benchmark from host 1, over grim0, same loss:"
+	nsx 2 redis-server --bind 10.77.0.2 --port 6379 --protected-mode no \
+		--save "" --appendonly no --dir /tmp --logfile "$f.redis" &
+	l=$!
+	for ((i = 0; i < 50; i++)); do
+		nsx 2 ss -Hltn 'sport = :6379' | grep -q . && break
+		sleep 0.1
+	done
+	nsx 1 redis-benchmark -h 10.77.0.2 -c 10 -n 2000 -t set,get -q 2>&1 |
+		tr '\r' '\n' | grep "requests per second" | sed 's/^/    /'
+	pp nsx 1 redis-cli -h 10.77.0.2 dbsize | sed 's/^/    /'
+	kill $l 2>/dev/null
+	wait $l 2>/dev/null
 	netem_clear
-	rm -f "$f" "$f.out"
+	rm -f "$f" "$f.out" "$f.redis"
 }
 
 step_peer_down() {
