@@ -6,9 +6,10 @@
 #
 # Host 2 routes between host 1 and host 3, all three on one grim link
 # (10.78.3.3 is behind host 3; host 1 reaches it through host 2).  Host
-# 3's switch port sends it 4 Mbit/s (tbf), host 1 floods UDP at host 3
+# 3's switch port sends it 1 Mbit/s (tbf), host 1 floods UDP at host 3
 # much faster.  What host 2 forwards has no socket behind it, so no send
-# buffer bounds it while host 2's NI holds it: grim0's txqueuelen does.
+# buffer bounds it while host 2's NI holds it: grim0's txqueuelen does
+# (set to 100 here).
 # Over the bound, host 2 drops and counts (tx_dropped), and the machine's
 # available memory falls by a few megabytes at most.  Then the flood
 # stops, and a forwarded TCP transfer arrives intact (sha256).
@@ -36,9 +37,12 @@ ip -n "$(host 2)" route add 10.78.3.0/24 via 10.77.0.3 || fail "route on host 2"
 check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.78.3.3 >/dev/null
 dmesg_mark
 
+# A small bound, so that a slow machine (a debug kernel's) overruns it
+# too: at 1 Mbit/s host 3 takes 125 of these datagrams in 8 s.
+ip -n "$(host 2)" link set grim0 txqueuelen 100 || fail "txqueuelen on host 2"
 qlen=$(nsx_sys 2 cat /sys/class/net/grim0/tx_queue_len)
-pretty "" "UDP flood through host 2, host 3 reached at 4 Mbit/s (grim0 txqueuelen $qlen)"
-tc -n "$SWITCH_NS" qdisc replace dev p3 root tbf rate 4mbit burst 32k latency 50ms ||
+pretty "" "UDP flood through host 2, host 3 reached at 1 Mbit/s (grim0 txqueuelen $qlen)"
+tc -n "$SWITCH_NS" qdisc replace dev p3 root tbf rate 1mbit burst 32k latency 50ms ||
 	fail "tbf toward host 3"
 bg nsx 3 socat -u UDP-RECV:5003 OPEN:/dev/null
 sleep 0.5
