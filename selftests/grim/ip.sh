@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (TCP's timers against GRIM's recovery: counts TCP's retransmissions)
 #
 # IP over GRIM: grim0 is an IP interface whose link-layer addresses are
 # node ids.

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# grim-selftest: alone (TCP's timers against GRIM's recovery: counts TCP's retransmissions)
 #
 # TCP in bulk over grim0 on a lossy link, against TCP on the bare link.
 #
