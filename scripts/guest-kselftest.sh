@@ -84,24 +84,15 @@ cd "$tree" || die "no tree $tree"
 progs=()
 [ -n "${GRIM_TEST_KSELFTEST_PROGS:-}" ] &&
 	progs=("TEST_PROGS=${GRIM_TEST_KSELFTEST_PROGS//:/ }")
-# Hold the networking static keys on for the whole run, as
-# guest-run-tests.sh does: turning one on or off rewrites kernel text
-# while the other CPU runs it, and QEMU's TCG may then run a stale
-# translation and die on a stray int3 (seen here in netif_rx_internal
-# when ip_flows.sh's ping turned the receive timestamp key on during
-# TCP traffic).
-modprobe -a sch_ingress 2>/dev/null
-tc qdisc add dev lo clsact 2>/dev/null
-python3 -c 'import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMP, 1)
-time.sleep(1e9)' </dev/null >/dev/null 2>&1 &
-tstamp_pid=$!
+# The networking static keys, held for the run (scripts/guest-keys.sh):
+# the kselftest runner runs grim's tests two at a time too.
+# shellcheck source=scripts/guest-keys.sh
+. "$top/scripts/guest-keys.sh"
+hold_net_keys
 make -C tools/testing/selftests TARGETS=grim "${progs[@]}" run_tests 2>&1 |
 	tee "$out/kselftest.log"
 echo "${PIPESTATUS[0]}" >"$out/kselftest.rc"
-kill "$tstamp_pid" 2>/dev/null
-tc qdisc del dev lo clsact 2>/dev/null
+release_net_keys
 # The tests that unload grim must leave it loaded.
 if [ -d /sys/module/grim ]; then echo yes; else echo no; fi >"$out/loaded-after"
 exit 0

@@ -127,23 +127,10 @@ lanes=${GRIM_TEST_LANES:-2}
 res=$out/.results
 rm -rf "$res"
 mkdir -p "$res"
-# Hold the networking static keys on for the whole run.  Turning one on
-# or off rewrites kernel text while the other CPU runs it; QEMU's TCG
-# (7.2) may run a stale translation of the patched bytes and the guest
-# dies on a stray int3 ("Oops: int3" in __netif_receive_skb_core, seen
-# when one test removed its clsact qdisc while the other received).  A
-# clsact qdisc on lo holds the tc ingress and egress keys, a socket with
-# SO_TIMESTAMP the receive timestamp key.  The modules the tests load are
-# loaded here, before two tests run at once.
-if [ "$lanes" -gt 1 ]; then
-	modprobe -a veth sch_ingress cls_u32 act_gact sch_netem sch_tbf macsec 2>/dev/null
-	tc qdisc add dev lo clsact 2>/dev/null
-	python3 -c 'import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMP, 1)
-time.sleep(1e9)' </dev/null >/dev/null 2>&1 &
-	tstamp_pid=$!
-fi
+# The networking static keys, held while two tests run at once.
+# shellcheck source=scripts/guest-keys.sh
+. "$(dirname "$0")/guest-keys.sh"
+[ "$lanes" -gt 1 ] && hold_net_keys
 # Read once per test, in the shell: a program start costs under TCG.
 declare -A alone_=()
 alone() {
@@ -244,7 +231,7 @@ done
 [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
 report
 
-[ -n "${tstamp_pid:-}" ] && kill "$tstamp_pid" 2>/dev/null
+release_net_keys
 kmemleak end
 finish 0
 exit 0
