@@ -114,6 +114,16 @@ boot_panicked() {
 # did not finish.
 vm_tail() {
 	[ -s "$out/vm.log" ] || return 0
+	local first
+	# The first oops whole: two CPUs print at once, and the tail alone
+	# may miss where it began.
+	first=$(tr -d '\r' <"$out/vm.log" | grep -nE 'Oops:|BUG:|general protection|RIP: 0010' |
+		head -n 1 | cut -d: -f1)
+	if [ -n "$first" ]; then
+		echo "    --- the first oops the VM printed ($out/vm.log, line $first):"
+		tr -d '\r' <"$out/vm.log" | sed -n "$((first > 10 ? first - 10 : 1)),$((first + 90))p" |
+			sed 's/^/    | /'
+	fi
 	echo "    --- last lines the VM printed ($out/vm.log):"
 	tr -d '\r' <"$out/vm.log" | tail -n 60 | sed 's/^/    | /'
 }
