@@ -32,11 +32,7 @@ grim_cluster 4
 for i in 2 3 4; do
 	wait_peer_up 1 $i
 done
-for i in 1 2 3 4; do
-	printf '%s\n' "addr add 10.77.0.$i/24 dev grim0" \
-		"addr add fd77::$i/64 dev grim0 nodad" | ip -n "$(host "$i")" -b - ||
-		fail "addresses on host $i"
-done
+ip_addrs 4
 dmesg_mark
 
 pretty "" "ping and ping -6 from host 1 to hosts 2, 3 and 4 over grim0"
@@ -80,10 +76,7 @@ netem_links "loss 5% corrupt 1%"
 pretty "" "TCP: $MB MB from host 1 to host 2 over grim0, checked by sha256"
 head -c $((MB << 20)) /dev/urandom >"$tmp/in"
 bg nsx 2 socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$tmp/out",creat,trunc
-for ((t = 0; t < 50 * SLOW; t++)); do
-	nsx 2 ss -Hltn 'sport = :5001' | grep -q . && break
-	sleep 0.1
-done
+wait_listen 2 5001
 start=$SECONDS
 check_ok nsx 1 timeout $((300 * SLOW)) socat -u OPEN:"$tmp/in" TCP:10.77.0.2:5001
 for ((t = 0; t < 100; t++)); do

@@ -30,15 +30,6 @@ check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.77.0.2 >/dev/null
 dmesg_mark
 netem_links "loss 5% corrupt 1%"
 
-# wait_listen HOST PORT: until something listens on TCP PORT there.
-wait_listen() {
-	local t
-	for ((t = 0; t < 100 * SLOW; t++)); do
-		nsx "$1" ss -Hltn "sport = :$2" | grep -q . && return
-		sleep 0.1
-	done
-	fail "nothing listens on port $2 of host $1"
-}
 
 bg nsx 2 iperf3 -s -B 10.77.0.2 -p 5201 >"$tmp/iperf3-server" 2>&1
 wait_listen 2 5201

@@ -53,11 +53,7 @@ setup_hosts 2
 ip_ipv6_on
 grim_cluster 2
 wait_peer_up 1 2
-for i in 1 2; do
-	printf '%s\n' "addr add 10.77.0.$i/24 dev grim0" \
-		"addr add fd77::$i/64 dev grim0 nodad" | ip -n "$(host "$i")" -b - ||
-		fail "addresses on host $i"
-done
+ip_addrs 2
 # ICMP errors counted exactly: host 2 limits the rate of none.
 nsx 2 sysctl -qw net.ipv4.icmp_ratemask=0 || fail "icmp_ratemask on host 2"
 check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.77.0.2 >/dev/null
@@ -197,10 +193,7 @@ check_ok nsx 1 ping -6 -c 2 -i 0.2 -W $((5 * SLOW)) -q fd77::2 >/dev/null
 check_ok nsx 2 ping -6 -c 2 -i 0.2 -W $((5 * SLOW)) -q fd77::1 >/dev/null
 head -c $((MB << 20)) /dev/urandom >"$tmp/in"
 bg nsx 2 socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$tmp/out",creat,trunc
-for ((t = 0; t < 50 * SLOW; t++)); do
-	nsx 2 ss -Hltn 'sport = :5001' | grep -q . && break
-	sleep 0.1
-done
+wait_listen 2 5001
 check_ok nsx 1 timeout $((120 * SLOW)) socat -u OPEN:"$tmp/in" TCP:10.77.0.2:5001
 for ((t = 0; t < 100; t++)); do
 	[ "$(wc -c <"$tmp/out" 2>/dev/null)" = $((MB << 20)) ] && break

@@ -26,10 +26,7 @@ at_exit "rm -rf $tmp"
 setup_hosts 2
 grim_cluster 2
 wait_peer_up 1 2
-for i in 1 2; do
-	printf '%s\n' "addr add 10.77.0.$i/24 dev grim0" "addr add 10.88.0.$i/24 dev eth0" |
-		ip -n "$(host "$i")" -b - || fail "addresses on host $i"
-done
+ip_addrs 2 eth
 check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.77.0.2 >/dev/null
 check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.88.0.2 >/dev/null
 dmesg_mark
@@ -47,10 +44,7 @@ transfer() {
 	local addr=$1 port=$2 limit=$3 s0 r0 t
 	rm -f "$tmp/out"
 	bg nsx 2 socat -u TCP-LISTEN:$port,reuseaddr OPEN:"$tmp/out",creat,trunc
-	for ((t = 0; t < 50 * SLOW; t++)); do
-		nsx 2 ss -Hltn "sport = :$port" | grep -q . && break
-		sleep 0.1
-	done
+	wait_listen 2 "$port"
 	read -r s0 r0 < <(tcp_counters)
 	SECS=$SECONDS
 	nsx 1 timeout "$limit" socat -u OPEN:"$tmp/in" TCP:"$addr:$port"

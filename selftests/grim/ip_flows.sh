@@ -22,10 +22,7 @@ require_grim
 setup_hosts 2
 grim_cluster 2
 wait_peer_up 1 2
-for i in 1 2; do
-	printf '%s\n' "addr add 10.77.0.$i/24 dev grim0" "addr add 10.88.0.$i/24 dev eth0" |
-		ip -n "$(host "$i")" -b - || fail "addresses on host $i"
-done
+ip_addrs 2 eth
 check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.77.0.2 >/dev/null
 check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.88.0.2 >/dev/null
 dmesg_mark
@@ -33,14 +30,9 @@ dmesg_mark
 # listen PORT SINK: a TCP receiver on host 2 writing into SINK; waits
 # until it listens.
 listen() {
-	local t
 	nsx 2 socat -u TCP-LISTEN:"$1",reuseaddr OPEN:"$2" &
 	_PIDS+=($!)
-	for ((t = 0; t < 50 * SLOW; t++)); do
-		nsx 2 ss -Hltn "sport = :$1" | grep -q . && return
-		sleep 0.1
-	done
-	fail "no receiver on port $1"
+	wait_listen 2 "$1"
 }
 # rx_bytes PORT: bytes received so far on host 2's connection to PORT.
 rx_bytes() {

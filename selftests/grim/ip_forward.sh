@@ -66,10 +66,7 @@ tc -n "$SWITCH_NS" qdisc del dev p3 root
 sleep 2
 head -c $((16 << 20)) /dev/urandom >"$tmp/in"
 bg nsx 3 socat -u TCP-LISTEN:5002,bind=10.78.3.3,reuseaddr OPEN:"$tmp/out",creat,trunc
-for ((t = 0; t < 50 * SLOW; t++)); do
-	nsx 3 ss -Hltn 'sport = :5002' | grep -q . && break
-	sleep 0.1
-done
+wait_listen 3 5002
 check_ok nsx 1 timeout $((120 * SLOW)) socat -u OPEN:"$tmp/in" TCP:10.78.3.3:5002
 for ((t = 0; t < 100; t++)); do
 	[ "$(wc -c <"$tmp/out" 2>/dev/null)" = $((16 << 20)) ] && break

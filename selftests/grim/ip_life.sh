@@ -34,11 +34,7 @@ grim_cluster 4
 for i in 2 3 4; do
 	wait_peer_up 1 $i
 done
-for i in 1 2 3 4; do
-	printf '%s\n' "addr add 10.77.0.$i/24 dev grim0" \
-		"addr add fd77::$i/64 dev grim0 nodad" | ip -n "$(host "$i")" -b - ||
-		fail "addresses on host $i"
-done
+ip_addrs 4
 for i in 2 3 4; do
 	check_ok nsx 1 ping -c 1 -W $((5 * SLOW)) -q 10.77.0.$i >/dev/null
 done
@@ -46,15 +42,6 @@ dmesg_mark
 head -c $((MB << 20)) /dev/urandom >"$tmp/in"
 want=$(sha256sum <"$tmp/in")
 
-# wait_listen HOST PORT
-wait_listen() {
-	local t
-	for ((t = 0; t < 100 * SLOW; t++)); do
-		nsx "$1" ss -Hltn "sport = :$2" | grep -q . && return
-		sleep 0.1
-	done
-	fail "nothing listens on port $2 of host $1"
-}
 # transfer_during PORT ADDR CMD...: the file from host 1 to host 2 over
 # TCP to ADDR:PORT while CMD runs (in the background, from when the
 # transfer starts); the sha256 must be right.

@@ -281,6 +281,31 @@ ip_ipv6_on() {
 	done
 }
 
+# ip_addrs N [eth]: addresses on grim0 of hosts 1..N, 10.77.0.I/24 and,
+# if IPv6 runs there, fd77::I/64; with "eth", 10.88.0.I/24 on eth0 too,
+# to compare with the bare lower link.
+ip_addrs() {
+	local i v6 cmds
+	for ((i = 1; i <= $1; i++)); do
+		cmds=("addr add 10.77.0.$i/24 dev grim0")
+		v6=$(nsx_sys "$i" cat /proc/sys/net/ipv6/conf/grim0/disable_ipv6 2>/dev/null)
+		[ "$v6" = 0 ] && cmds+=("addr add fd77::$i/64 dev grim0 nodad")
+		[ "${2:-}" = eth ] && cmds+=("addr add 10.88.0.$i/24 dev eth0")
+		printf '%s\n' "${cmds[@]}" | ip -n "$(host "$i")" -b - ||
+			fail "addresses on host $i"
+	done
+}
+
+# wait_listen HOST PORT: until something listens on TCP PORT there.
+wait_listen() {
+	local t
+	for ((t = 0; t < 100 * SLOW; t++)); do
+		nsx "$1" ss -Hltn "sport = :$2" | grep -q . && return
+		sleep 0.1
+	done
+	fail "nothing listens on TCP port $2 of host $1"
+}
+
 # grim_add NS LOWER NAME [ARGS...]:
 #   ip -n NS link add link LOWER name NAME ARGS type grim
 # (ARGS are generic ip-link options such as "address 00:00:00:07")
