@@ -48,7 +48,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 PERF=$top/tools/grim/bench/grim-perf
 out=$top/.vm-out/bench
 QUICK=0 REPS=3 LOSSES="0 1 5" TIPC_PATH=wire PROFILE= ILV_RUNS= ONLY=
-JUMBO_MTU=9000
+JUMBO_MTU=9000 IP_DATACRC=on
 for a; do
 	case $a in
 	out=*) out=${a#out=} ;;
@@ -57,6 +57,7 @@ for a; do
 	runs=*) ILV_RUNS=${a#runs=} ;;
 	only=*) ONLY=${a#only=} ;;
 	jumbo=*) JUMBO_MTU=${a#jumbo=} ;;
+	ipcrc=*) IP_DATACRC=${a#ipcrc=} ;;
 	loss=*) LOSSES=${a#loss=} LOSSES=${LOSSES//,/ } ;;
 	tipc=*) TIPC_PATH=${a#tipc=} ;;
 	profile=*) PROFILE=${a#profile=} ;;
@@ -537,12 +538,14 @@ ip_udp_gp() {
 
 ip_cases() {
 	local i h t loss r side sides
-	pretty "" "IP over GRIM: grim0 against the bare veth, loss $LOSSES %, $ILV_RUNS rounds each"
+	pretty "" "IP over GRIM: grim0 (datacrc $IP_DATACRC) against the bare veth, loss $LOSSES %, $ILV_RUNS rounds each"
 	set_loss 0
 	for i in 1 2; do
 		h=$(host "$i")
 		ip -n "$h" addr add "$(ip_addr grim "$i")/24" dev grim0 ||
 			fail "IPv4 address on host $i grim0"
+		ip -n "$h" link set grim0 type grim datacrc "$IP_DATACRC" ||
+			fail "datacrc $IP_DATACRC on host $i grim0"
 	done
 	# One ping each way resolves ARP (over grim0: the link's reliable
 	# path; over eth0: ordinary ARP).
@@ -554,7 +557,7 @@ ip_cases() {
 	done
 	{
 		echo "ip over grim: $(ip -n "$(host 1)" -o link show grim0 |
-			sed -n 's/.* mtu \([0-9]*\) .*/grim0 mtu \1/p')," \
+			sed -n 's/.* mtu \([0-9]*\) .*/grim0 mtu \1/p') datacrc $IP_DATACRC," \
 			"$(ip -n "$(host 1)" -o link show eth0 |
 			sed -n 's/.* mtu \([0-9]*\) .*/eth0 mtu \1/p')"
 		echo "ip over grim: host 1 neighbours on grim0: $(ip -n "$(host 1)" neigh show dev grim0 | tr '\n' ';')"
@@ -605,6 +608,9 @@ ip_cases() {
 		done
 	done
 	set_loss 0
+	for i in 1 2; do
+		ip -n "$(host "$i")" link set grim0 type grim datacrc on
+	done
 }
 
 # ---- at scale ------------------------------------------------------------------

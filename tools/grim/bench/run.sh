@@ -16,6 +16,7 @@
 #   BENCH_ONLY=ip                       only IP over grim0 against IP over the veth
 #                                       (sockperf, iperf3; BENCH_RUNS rounds per loss)
 #   BENCH_JUMBO=MTU                     their lower MTU (default 9000)
+#   BENCH_IP_DATACRC=on|offload|off     grim0's datacrc in the IP cases (default on)
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
@@ -56,6 +57,7 @@ args=("quick=${BENCH_QUICK:-0}")
 [ -n "${BENCH_RUNS:-}" ] && args+=("runs=$BENCH_RUNS")
 [ -n "${BENCH_ONLY:-}" ] && args+=("only=$BENCH_ONLY")
 [ -n "${BENCH_JUMBO:-}" ] && args+=("jumbo=$BENCH_JUMBO")
+[ -n "${BENCH_IP_DATACRC:-}" ] && args+=("ipcrc=$BENCH_IP_DATACRC")
 # One vCPU by default: under TCG on a shared host, wakeups across vCPUs
 # land on the guest's timer tick whenever the host is busy, and the
 # medians of every family then measure the host, not the protocol.
