@@ -39,6 +39,12 @@ if [ $# -eq 0 ]; then
 	else
 		result not-ok layering-check "scripts/check-layering.sh --self-test"
 	fi
+	if scripts/check-docs.sh >.vm-out/docs.log 2>&1; then
+		result ok docs "Documentation/networking parses without a warning"
+	else
+		sed 's/^/    | /' .vm-out/docs.log | head -n 20
+		result not-ok docs "scripts/check-docs.sh"
+	fi
 	log=.vm-out/checkpatch.log
 	if scripts/checkpatch.sh >"$log" 2>&1 && grep -q '^total:' "$log" &&
 	   ! grep '^total:' "$log" | grep -qv 'total: 0 errors, 0 warnings, 0 checks'; then

@@ -29,7 +29,7 @@ series=${K:-$series_all}
 
 PKGS="qemu-system-x86 sparse ethtool sockperf libmnl-dev libmnl0 pkg-config
       busybox-static kmod iproute2 gcc make python3 xz-utils iputils-ping socat
-      iperf3 redis-server redis-tools"
+      iperf3 redis-server redis-tools python3-docutils"
 
 installed() {
 	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
