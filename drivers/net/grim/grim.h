@@ -43,6 +43,12 @@
 					 * before reo_wnd shrinks a step
 					 */
 #define GRIM_PROBE_MIN		2	/* jiffies before a loss probe, at least */
+/* ... on a stream of a link's endpoint (IP): TCP above probes its own
+ * tail two round trips and 2 jiffies after its last ACK, and GRIM's
+ * probe must be answered before that, or TCP resends what GRIM was
+ * recovering.
+ */
+#define GRIM_PROBE_MIN_DEV	1
 /* Frames held past a gap, per stream: no further than a SACK report
  * reaches, and no more bytes than a share of the NI's room for them.
  */

@@ -1189,7 +1189,8 @@ static bool grim_txs_may_probe(const struct grim_txs *txs)
 static unsigned long grim_txs_timeout(struct grim_txs *txs)
 {
 	unsigned long pto = max_t(unsigned long, txs->srtt8 >> 2,
-				  GRIM_PROBE_MIN);
+				  txs->src_chan >= GRIM_PORT_DEV ?
+				  GRIM_PROBE_MIN_DEV : GRIM_PROBE_MIN);
 
 	return grim_txs_may_probe(txs) ? min(pto, txs->rto) : txs->rto;
 }
