@@ -21,7 +21,7 @@ hold_net_keys() {
 		echo "guest-keys: no clsact qdisc on lo: the tc keys are not held" >&2
 	# SO_TIMESTAMP is 29 on x86; Python's socket module does not name it.
 	f=$(mktemp)
-	python3 -c 'import socket, sys, time
+	python3 -c 'import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_TIMESTAMP", 29), 1)
 print("held", flush=True)
