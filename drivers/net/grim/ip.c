@@ -18,6 +18,8 @@
  * The message's active-message handler field carries the EtherType.
  */
 #include <linux/if_arp.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <net/dst.h>
@@ -26,8 +28,12 @@
 
 #include "grim.h"
 
-/* In a message's first argument word: it went to every node. */
+/* In a message's first argument word: it went to every node; its
+ * transport checksum is still to fill in, at the place the second word
+ * gives (start << 16 | offset from start), as CHECKSUM_PARTIAL says.
+ */
 #define GRIM_IP_F_BCAST		0x1
+#define GRIM_IP_F_CSUM		0x2
 
 /* Where dev_hard_header() leaves the destination node for the xmit:
  * past what the core and tc keep in skb->cb on the way down.
@@ -124,6 +130,44 @@ static bool grim_ip_tx_charge(struct grim_ip *ip, struct sk_buff *skb)
 	return true;
 }
 
+/* Whether the NI covers every byte of what it sends: CRC32C, the lower
+ * link's sum (datacrc offload) or a key's tag.  With datacrc off and no
+ * key only the headers are, and the packet's own checksum must be there.
+ */
+static bool grim_ip_payload_covered(const struct grim_ni *ni)
+{
+	return READ_ONCE(ni->data_crc) != GRIM_DATA_CRC_OFF ||
+	       grim_ni_keyed(ni);
+}
+
+/* Make @skb fit to be kept by the NI.  The NI shares the packet's pages
+ * with the frames it sends and sums them once, for every resend: pages
+ * that someone else may still write (sendfile's page cache, a
+ * MSG_ZEROCOPY user buffer) are copied first, as a device without
+ * scatter-gather would have had them copied.  A transport checksum left
+ * to fill either travels as such, or is filled in here when nothing
+ * else would protect the payload.
+ */
+static int grim_ip_tx_prepare(struct grim_ni *ni, struct sk_buff *skb,
+			      struct grim_msg_cb *cb)
+{
+	if (skb_orphan_frags_rx(skb, GFP_ATOMIC))
+		return -ENOMEM;
+	if (skb_has_shared_frag(skb)) {
+		if (skb_copy_ubufs(skb, GFP_ATOMIC))
+			return -ENOMEM;
+		skb_shinfo(skb)->flags &= ~SKBFL_SHARED_FRAG;
+	}
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return 0;
+	if (!grim_ip_payload_covered(ni))
+		return skb_checksum_help(skb);
+	cb->arg[0] |= GRIM_IP_F_CSUM;
+	cb->arg[1] = (u32)skb_checksum_start_offset(skb) << 16 |
+		     skb->csum_offset;
+	return 0;
+}
+
 netdev_tx_t grim_ip_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
@@ -156,6 +200,8 @@ netdev_tx_t grim_ip_xmit(struct sk_buff *skb, struct net_device *dev)
 	cb->handler = ntohs(skb->protocol);
 	if (node == GRIM_NODE_ANY)
 		cb->arg[0] = GRIM_IP_F_BCAST;
+	if (grim_ip_tx_prepare(ni, skb, cb))
+		goto drop;
 	if (grim_ni_send(&ip->chan[ch].ep, skb, GFP_ATOMIC))
 		dev_core_stats_tx_dropped_inc(dev);
 	return NETDEV_TX_OK;
@@ -207,6 +253,24 @@ static void grim_ip_unreserve(struct grim_ep *ep, unsigned int len)
 	atomic_sub(len, &grim_ip_of(ep)->rx_bytes);
 }
 
+/* A packet whose transport checksum the sender left to fill: the NI
+ * checked its bytes, so it goes up as CHECKSUM_PARTIAL, as over veth, and
+ * a router fills the sum in on the way out.  The place must lie in the
+ * packet, past the IP header.
+ */
+static bool grim_ip_rx_csum(struct sk_buff *skb, u16 proto, u32 where)
+{
+	unsigned int start = where >> 16, off = where & 0xffff;
+	unsigned int min = proto == ETH_P_IP ? sizeof(struct iphdr) :
+			   proto == ETH_P_IPV6 ? sizeof(struct ipv6hdr) : 0;
+
+	if (!min || start < min || start + off + sizeof(__sum16) > skb->len ||
+	    skb_headroom(skb) + start > U16_MAX ||
+	    !pskb_may_pull(skb, start + off + sizeof(__sum16)))
+		return false;
+	return skb_partial_csum_set(skb, start, off);
+}
+
 static void grim_ip_deliver(struct grim_ep *ep, struct sk_buff *skb,
 			    unsigned int reserved)
 {
@@ -216,22 +280,27 @@ static void grim_ip_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	bool bcast = cb->arg[0] & GRIM_IP_F_BCAST;
 	u16 proto = cb->handler;
 
-	if (!READ_ONCE(ip->up) || !grim_ip_proto_ok(proto) || !skb->len) {
-		atomic_sub(reserved, &ip->rx_bytes);
-		dev_core_stats_rx_dropped_inc(dev);
-		kfree_skb(skb);
-		return;
-	}
+	if (!READ_ONCE(ip->up) || !grim_ip_proto_ok(proto) || !skb->len)
+		goto drop;
+	skb->ip_summed = CHECKSUM_NONE;
+	if ((cb->arg[0] & GRIM_IP_F_CSUM) &&
+	    !grim_ip_rx_csum(skb, proto, cb->arg[1]))
+		goto drop;
 	skb->dev = dev;
 	skb->protocol = htons(proto);
 	skb->pkt_type = bcast ? PACKET_BROADCAST : PACKET_HOST;
-	skb->ip_summed = CHECKSUM_NONE;
 	skb_reset_mac_header(skb);
 	skb_reset_network_header(skb);
 	skb->mac_len = 0;
 	GRIM_IP_RXCB(skb)->charge = reserved;
 	skb_queue_tail(&ip->rxq, skb);
 	napi_schedule(&ip->napi);
+	return;
+
+drop:
+	atomic_sub(reserved, &ip->rx_bytes);
+	dev_core_stats_rx_dropped_inc(dev);
+	kfree_skb(skb);
 }
 
 static void grim_ip_tx_failed(struct grim_ep *ep, struct sk_buff *msg,
@@ -353,6 +422,13 @@ void grim_ip_setup(struct net_device *dev)
 {
 	dev->header_ops = &grim_ip_header_ops;
 	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
+	/* The NI takes a packet's pages as they are and covers its bytes
+	 * (see grim_ip_tx_prepare()).  Off until ethtool -K turns them on:
+	 * TCP, faster with them, then probes its tail (TLP) sooner than the
+	 * NI has recovered a lost frame, and resends what was not lost.
+	 */
+	dev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_HIGHDMA;
+	dev->features |= NETIF_F_HIGHDMA;
 	/* ndo_start_xmit reads the packet's neighbour through its route */
 	netif_keep_dst(dev);
 }
