@@ -63,13 +63,18 @@
  *               (GRIM_ETH_P, 0, ETH_P_ALL, VLAN, LLDP, 0xffff); an empty
  *               IPv4, IPv6 or ARP packet; a UDP datagram to port 9 of the
  *               receiver flagged broadcast (arg[0] bit 0), though it goes
- *               to one node; the same datagram unflagged.  It must run
+ *               to one node; the same datagram unflagged; the same
+ *               datagram, or ARP, flagged with its checksum still to
+ *               fill in (arg[0] bit 1) at a place arg[1] puts inside the
+ *               IP header, past the packet's end, or anywhere (ARP has
+ *               none).  It must run
  *               while this host sends IPv4 over grim0 to DSTMAC's node:
  *               the template is the first frame of such a packet, whose
  *               addresses the datagrams take.  Prints "ipjunk CLASS N"
  *               for each class (ipv4 ipv6 arp other empty udp-bcast
- *               udp).  Every message counts in rx_msgs; the other
- *               EtherTypes and the empty packets in rx_dropped, the
+ *               udp csum-out).  Every message counts in rx_msgs; the
+ *               other EtherTypes, the empty packets and the checksums
+ *               out of place in rx_dropped, the
  *               receiving link's netdev counter (ip -s link), which is
  *               not one of ethtool's
  *
@@ -1383,8 +1388,12 @@ static void mode_reasmlive(void)
 
 /* ---- IP over GRIM (drivers/net/grim/ip.c) -------------------------------------- */
 
-/* In a message's first argument word: it went to every node. */
+/* In a message's first argument word: it went to every node; its
+ * transport checksum is to fill in at the place the second word gives
+ * (start << 16 | offset from start).
+ */
 #define GRIM_IP_F_BCAST	0x1
+#define GRIM_IP_F_CSUM	0x2
 
 /* The addresses of the sniffed IPv4 packet (network byte order). */
 static uint32_t ip_saddr, ip_daddr;
@@ -1432,11 +1441,13 @@ static void need_ip_template(void)
 /*
  * One whole message (FIRST | LAST) to IP's endpoint PORT, alone on a
  * fresh stream from channel @chan: EtherType @handler, first argument
- * word @arg0 (the other three random, which IP ignores), and @plen bytes
- * of @payload, or random ones.  Returns the frame's length.
+ * word @arg0, second @arg1 if @arg0 says a checksum is to fill in (the
+ * others random, which IP ignores), and @plen bytes of @payload, or
+ * random ones.  Returns the frame's length.
  */
 static size_t ip_msg(uint8_t *f, uint16_t chan, uint16_t handler,
-		     uint32_t arg0, const uint8_t *payload, size_t plen)
+		     uint32_t arg0, uint32_t arg1, const uint8_t *payload,
+		     size_t plen)
 {
 	size_t flen = data_frame(f, chan, port, fresh_inc(), 0,
 				 GRIM_FF_FIRST | GRIM_FF_LAST, 0, plen, plen);
@@ -1445,6 +1456,8 @@ static size_t ip_msg(uint8_t *f, uint16_t chan, uint16_t handler,
 
 	mh->w3 = htonl((uint32_t)chan << 16 | handler);
 	mh->arg[0] = htonl(arg0);
+	if (arg0 & GRIM_IP_F_CSUM)
+		mh->arg[1] = htonl(arg1);
 	if (payload)
 		memcpy(p + DATA_HLEN + MSG_HLEN, payload, plen);
 	seal(p, flen - ETH_HLEN);
@@ -1482,11 +1495,12 @@ static size_t udp_closed(uint8_t *d)
 }
 
 enum ipjunk_class {
-	J_IPV4, J_IPV6, J_ARP, J_OTHER, J_EMPTY, J_UDP_BCAST, J_UDP, J_MAX
+	J_IPV4, J_IPV6, J_ARP, J_OTHER, J_EMPTY, J_UDP_BCAST, J_UDP, J_CSUM,
+	J_MAX
 };
 
 static const char *const ipjunk_names[J_MAX] = {
-	"ipv4", "ipv6", "arp", "other", "empty", "udp-bcast", "udp",
+	"ipv4", "ipv6", "arp", "other", "empty", "udp-bcast", "udp", "csum-out",
 };
 
 static void mode_ipjunk(void)
@@ -1521,32 +1535,60 @@ static void mode_ipjunk(void)
 		c = k % J_MAX;
 		switch (c) {
 		case J_IPV4:
-			flen = ip_msg(f, chan, ETH_P_IP, 0, NULL, 1 + rnd() % 300);
+			flen = ip_msg(f, chan, ETH_P_IP, 0, 0, NULL, 1 + rnd() % 300);
 			break;
 		case J_IPV6:
-			flen = ip_msg(f, chan, ETH_P_IPV6, 0, NULL, 1 + rnd() % 300);
+			flen = ip_msg(f, chan, ETH_P_IPV6, 0, 0, NULL, 1 + rnd() % 300);
 			break;
 		case J_ARP:
-			flen = ip_msg(f, chan, ETH_P_ARP, 0, NULL, 1 + rnd() % 100);
+			flen = ip_msg(f, chan, ETH_P_ARP, 0, 0, NULL, 1 + rnd() % 100);
 			break;
 		case J_OTHER:
-			flen = ip_msg(f, chan, oth, 0, NULL, 1 + rnd() % 300);
+			flen = ip_msg(f, chan, oth, 0, 0, NULL, 1 + rnd() % 300);
 			break;
 		case J_EMPTY:
-			flen = ip_msg(f, chan, emp, 0, NULL, 0);
+			flen = ip_msg(f, chan, emp, 0, 0, NULL, 0);
+			break;
+		case J_CSUM:
+			/* grim_ip_rx_csum(): the UDP checksum's place
+			 * (start 20, offset 6) is right; these are not
+			 */
+			dlen = udp_closed(d);
+			switch (n % 4) {
+			case 0:		/* in the IP header */
+				flen = ip_msg(f, chan, ETH_P_IP, GRIM_IP_F_CSUM,
+					      8 << 16 | 2, d, dlen);
+				break;
+			case 1:		/* the sum past the packet's end */
+				flen = ip_msg(f, chan, ETH_P_IP, GRIM_IP_F_CSUM,
+					      20 << 16 | (dlen - 21), d, dlen);
+				break;
+			case 2:		/* anywhere past it */
+				flen = ip_msg(f, chan, ETH_P_IP, GRIM_IP_F_CSUM,
+					      (rnd() | 0x100) << 16 |
+					      (rnd() & 0xffff), d, dlen);
+				break;
+			default:	/* ARP has no checksum */
+				flen = ip_msg(f, chan, ETH_P_ARP, GRIM_IP_F_CSUM,
+					      20 << 16 | 6, NULL,
+					      28 + rnd() % 32);
+				break;
+			}
 			break;
 		default:	/* J_UDP_BCAST, J_UDP */
 			dlen = udp_closed(d);
 			flen = ip_msg(f, chan, ETH_P_IP,
 				      c == J_UDP_BCAST ? GRIM_IP_F_BCAST : 0,
-				      d, dlen);
+				      0, d, dlen);
 			break;
 		}
 		if (!xmit(f, flen, C_RX_MSGS))
 			continue;
 		per[c]++;
-		/* grim_ip_deliver(): not IP's EtherType, or no packet */
-		if (c == J_OTHER || c == J_EMPTY)
+		/* grim_ip_deliver(): not IP's EtherType, or no packet, or
+		 * a checksum to fill in out of place
+		 */
+		if (c == J_OTHER || c == J_EMPTY || c == J_CSUM)
 			expect[C_RX_DROPPED]++;
 	}
 	for (c = 0; c < J_MAX; c++)

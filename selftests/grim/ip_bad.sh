@@ -10,11 +10,13 @@
 #    each), 10 of each class: random bytes as IPv4, as IPv6 and as ARP;
 #    random bytes of EtherTypes IP does not carry; empty packets; a UDP
 #    datagram to a closed port flagged broadcast (the message's arg[0]
-#    bit 0), though it went to one node; the same datagram unflagged.
+#    bit 0), though it went to one node; the same datagram unflagged;
+#    the same datagram, or ARP, flagged with its checksum still to fill
+#    in (arg[0] bit 1) at a place (arg[1]) outside its transport header.
 #    On host 2:
 #      - every message reaches IP's endpoint (rx_msgs);
-#      - the other EtherTypes and the empty packets are counted in
-#        grim0's rx_dropped;
+#      - the other EtherTypes, the empty packets and the checksums out
+#        of place are counted in grim0's rx_dropped;
 #      - the IPv4 and IPv6 garbage is dropped by IP's header checks, and
 #        counted there (IpInHdrErrors, Ip6InHdrErrors, the truncated
 #        packets...);
@@ -43,7 +45,8 @@ require_grim
 
 INJECT=$_TESTDIR/grim_inject
 [ -x "$INJECT" ] || skip "grim_inject not built"
-N_EACH=10			# messages of each of the 7 classes
+N_EACH=10			# messages of each of the classes
+N_CLASS=8
 PORT=$((0xff01))		# IP's channel 1 (GRIM_PORT_IP + 1)
 MB=4
 tmp=$(mktemp -d)
@@ -100,7 +103,7 @@ counters 1 B1
 counters 2 B2
 bg nsx 1 ping -c $((50 * SLOW)) -i 0.1 -W $((5 * SLOW)) -q 10.77.0.2 >"$tmp/ping" 2>&1
 ping_pid=$!
-out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m ipjunk -k $((7 * N_EACH)) \
+out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m ipjunk -k $((N_CLASS * N_EACH)) \
 	-p $PORT -S $((RANDOM + 1)) -t $((30 * SLOW)) 2>&1)
 rc=$?
 echo "$out" | sed 's/^/    /'
@@ -114,11 +117,11 @@ while read -r kind c e; do
 	ipjunk) sent[$c]=$e ;;
 	esac
 done <<<"$out"
-for c in ipv4 ipv6 arp other empty udp-bcast udp; do
+for c in ipv4 ipv6 arp other empty udp-bcast udp csum-out; do
 	check_eq "${sent[$c]:-}" $N_EACH "messages of class $c sent"
 done
-check_eq "${min[rx_msgs]:-}" $((7 * N_EACH)) "grim_inject's expected rx_msgs"
-check_eq "${min[rx_dropped]:-}" $((2 * N_EACH)) "grim_inject's expected rx_dropped"
+check_eq "${min[rx_msgs]:-}" $((N_CLASS * N_EACH)) "grim_inject's expected rx_msgs"
+check_eq "${min[rx_dropped]:-}" $((3 * N_EACH)) "grim_inject's expected rx_dropped"
 n_udp=${sent[udp]} n_bcast=${sent[udp-bcast]}
 
 # Wait for host 2 to count them all, then a little longer for what
@@ -148,17 +151,17 @@ delta e6 B2 A2 $IP6_ERR
 delta noports B2 A2 UdpNoPorts
 delta unreach B2 A2 IcmpOutDestUnreachs
 delta unreach1 B1 A1 IcmpInDestUnreachs
-log "host 2: rx_msgs +$msgs (at least $((7 * N_EACH))), rx_dropped +$drop (at least $((2 * N_EACH)): other EtherTypes and empty packets)"
+log "host 2: rx_msgs +$msgs (at least $((N_CLASS * N_EACH))), rx_dropped +$drop (at least $((3 * N_EACH)): other EtherTypes, empty packets, checksums out of place)"
 for n in IpInReceives $IP4_ERR IpExtInCsumErrors Ip6InReceives $IP6_ERR UdpNoPorts IcmpOutDestUnreachs; do
 	delta d B2 A2 $n
 	[ "$d" = 0 ] || log "host 2: $n +$d"
 done
 log "host 1: IcmpInDestUnreachs +$unreach1"
 
-[ "$msgs" -ge $((7 * N_EACH)) ] ||
-	fail "host 2's grim0 delivered $msgs messages, not all $((7 * N_EACH))"
-[ "$drop" -ge $((2 * N_EACH)) ] ||
-	fail "host 2's grim0 counted $drop dropped, not the $((2 * N_EACH)) of other EtherTypes or empty"
+[ "$msgs" -ge $((N_CLASS * N_EACH)) ] ||
+	fail "host 2's grim0 delivered $msgs messages, not all $((N_CLASS * N_EACH))"
+[ "$drop" -ge $((3 * N_EACH)) ] ||
+	fail "host 2's grim0 counted $drop dropped, not the $((3 * N_EACH)) of other EtherTypes, empty or checksums out of place"
 # Random bytes fail IP's header checks (version, header length,
 # checksum; IPv6: version, addresses, payload length): every packet is
 # counted there, or, in the unlikely case that one passes them all, in
@@ -168,7 +171,8 @@ log "host 1: IcmpInDestUnreachs +$unreach1"
 	fail "host 2 counted $e4 IPv4 errors for ${sent[ipv4]} garbage IPv4 packets"
 [ "$e6" -ge "${sent[ipv6]}" ] ||
 	fail "host 2 counted $e6 IPv6 errors for ${sent[ipv6]} garbage IPv6 packets"
-# Nothing else sends to a closed UDP port, and host 2 limits no ICMP.
+# Nothing else sends to a closed UDP port, and host 2 limits no ICMP;
+# the datagrams with a checksum out of place never reached UDP.
 check_eq "$noports" $((n_udp + n_bcast)) "host 2's UdpNoPorts rose by"
 check_eq "$unreach" "$n_udp" "host 2's ICMP destination unreachables (none for the broadcast-flagged)"
 check_eq "$unreach1" "$n_udp" "host 1's ICMP destination unreachables received"
