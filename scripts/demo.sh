@@ -191,6 +191,9 @@ step_ip() {
 	pp nsx 1 ping -6 -c 3 -i 0.2 fd77::3 | sed 's/^/    /'
 	log "neighbours resolve to node ids:"
 	pp nsx 1 ip neigh show dev grim0 | sed 's/^/    /'
+	log "scatter-gather and checksum offload, off by default (ethtool -K grim0 sg on tx-checksum-ip-generic on):"
+	pp nsx 1 ethtool -k grim0 | grep -E '^(scatter-gather|tx-checksum-ip-generic):' |
+		sed 's/^/    /'
 	netem_links "loss 5% corrupt 1%"
 	log "16 MB by TCP (socat) from host 1 to host 2, every link losing 5%:"
 	f=$(mktemp)
