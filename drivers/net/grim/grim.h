@@ -13,6 +13,7 @@
 #define _DRIVERS_NET_GRIM_H
 
 #include <linux/ethtool.h>
+#include <linux/hrtimer.h>
 #include <linux/netdevice.h>
 #include <linux/rhashtable-types.h>
 #include <linux/skbuff.h>
@@ -49,6 +50,13 @@
  * recovering.
  */
 #define GRIM_PROBE_MIN_DEV	1
+/* ... and that is a whole jiffy, which the timer wheel may fire as late
+ * as two ticks on: on such a stream a round trip shorter than a jiffy
+ * probes from a high-resolution timer, two smoothed round trips after
+ * the stream last moved (RFC 8985, 7.2), at least this long (in
+ * grim_ts_now() units).
+ */
+#define GRIM_TLP_MIN		50
 /* Frames held past a gap, per stream: no further than a SACK report
  * reaches, and no more bytes than a share of the NI's room for them.
  */
@@ -245,6 +253,10 @@ struct grim_txs {
 	struct sk_buff_head frames;	/* unacked frames in sequence order */
 	struct sk_buff *send_head;	/* frame numbered snd_nxt, or NULL */
 	struct timer_list timer;	/* retransmission or NACK hold */
+	struct hrtimer tlp;	/* a link endpoint's tail loss probe */
+	u32 tlp_ts;		/* grim_ts_now() when the stream last moved:
+				 * a frame sent, or an ACK that moved it
+				 */
 	unsigned long progress;		/* jiffies: last ACK that moved, or
 					 * first frame sent after idle
 					 */
@@ -762,6 +774,7 @@ void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
 			const struct grim_ctl_msg *cm);
 void grim_txs_unhash(struct grim_txs *txs);
 void grim_ni_reap_txs(struct grim_ni *ni);
+void grim_txs_stop_timers(struct grim_txs *txs);
 void grim_txs_free(struct grim_txs *txs);
 extern const struct rhashtable_params grim_txs_params;
 

@@ -915,7 +915,7 @@ void grim_peer_free(struct grim_peer *peer)
 	WARN_ON_ONCE(!skb_queue_empty(&peer->xmitq));
 	__skb_queue_purge(&peer->xmitq);
 	list_for_each_entry_safe(txs, tmp, &peer->txs_list, plink) {
-		del_timer_sync(&txs->timer);
+		grim_txs_stop_timers(txs);
 		grim_txs_free(txs);
 	}
 	kfree(peer);

@@ -14,6 +14,8 @@
  *    endpoint, and the window reopens when it is ACKed.
  *  - Loss probe: no progress for two round trips (rto at most); resend
  *    the oldest unacknowledged frame alone, flagged for an ACK at once.
+ *    On a link endpoint's stream (IP) a high-resolution timer sends it,
+ *    as TCP above probes its own tail within a jiffy or two.
  *    A lost ACK at a full window, or a lost last frame, when nothing
  *    else makes the receiver speak, then costs a probe instead of a
  *    timeout.  The answer shows what the receiver lacks of all that was
@@ -98,6 +100,7 @@ const struct rhashtable_params grim_txs_params = {
 };
 
 static void grim_txs_timer(struct timer_list *t);
+static enum hrtimer_restart grim_txs_tlp_fire(struct hrtimer *t);
 static void grim_tx_rcv_stream_reject(struct grim_ni *ni,
 				      struct grim_peer *peer,
 				      const struct grim_ctl_msg *cm, u16 reason,
@@ -445,6 +448,8 @@ static void grim_txs_init(struct grim_txs *txs, struct grim_peer *peer,
 	skb_queue_head_init(&txs->frames);
 	INIT_LIST_HEAD(&txs->cwnd_link);
 	timer_setup(&txs->timer, grim_txs_timer, 0);
+	hrtimer_init(&txs->tlp, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	txs->tlp.function = grim_txs_tlp_fire;
 	grim_txs_rtt_seed(txs);
 	txs->rto = txs->rto_base;
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
@@ -552,9 +557,18 @@ void grim_ni_reap_txs(struct grim_ni *ni)
 	list_splice_init(&ni->txs_reap, &gone);
 	spin_unlock_bh(&ni->reap_lock);
 	list_for_each_entry_safe(txs, tmp, &gone, plink) {
-		del_timer_sync(&txs->timer);
+		grim_txs_stop_timers(txs);
 		call_rcu(&txs->rcu, grim_txs_free_rcu);
 	}
+}
+
+/* Stop the timers of a stream marked dead: neither rearms itself or
+ * starts the other once it finds the stream so.  Process context.
+ */
+void grim_txs_stop_timers(struct grim_txs *txs)
+{
+	hrtimer_cancel(&txs->tlp);
+	del_timer_sync(&txs->timer);
 }
 
 /* Free a tx stream no lookup can find any more, its timer stopped. */
@@ -1028,6 +1042,7 @@ static struct sk_buff *grim_frame_first(struct grim_txs *txs,
 	grim_frame_ack(txs, skb, ackreq, now);
 	grim_frame_finish_head(skb, fcb->crc_tail);
 	fcb->xmit_ts = now;
+	txs->tlp_ts = now;
 	return skb_clone(skb, GFP_ATOMIC);
 }
 
@@ -1047,6 +1062,7 @@ static struct sk_buff *grim_frame_copy(struct grim_txs *txs,
 	grim_frame_ack(txs, copy, ackreq, now);
 	grim_frame_finish_head(copy, fcb->crc_tail);
 	fcb->xmit_ts = now;
+	txs->tlp_ts = now;
 	fcb->resent = true;
 	fcb->marked = false;
 	return copy;
@@ -1195,8 +1211,32 @@ static unsigned long grim_txs_timeout(struct grim_txs *txs)
 	return grim_txs_may_probe(txs) ? min(pto, txs->rto) : txs->rto;
 }
 
+/* Whether a link endpoint's stream owes a tail loss probe from the
+ * high-resolution timer: frames in flight, a round trip measured, and
+ * nothing else (a NACK, a timeout, a close) in charge.  TCP above such
+ * a stream probes its own tail about a jiffy after its last ACK, and the
+ * timer wheel may fire GRIM's probe no sooner than TCP's.  Stream lock
+ * held.
+ */
+static bool grim_txs_tlp_owed(const struct grim_txs *txs)
+{
+	return txs->src_chan >= GRIM_PORT_DEV && txs->srtt_ts8 &&
+	       txs->snd_nxt != txs->snd_una && grim_txs_may_probe(txs) &&
+	       !txs->dead && !txs->held && !txs->aborting && !txs->closing;
+}
+
+/* The tail probe's wait after the stream last moved, in grim_ts_now()
+ * units: two smoothed round trips (RFC 8985, 7.2).
+ */
+static u32 grim_txs_tlp_pto(const struct grim_txs *txs)
+{
+	return max_t(u32, txs->srtt_ts8 >> 2, GRIM_TLP_MIN);
+}
+
 /* Make sure the timer fires by the deadline the progress stamp gives;
- * a timer already due by then stays as it is.  Stream lock held.
+ * a timer already due by then stays as it is.  Likewise the tail probe,
+ * which looks at the stream when it fires and sleeps again if the
+ * stream moved meanwhile.  Stream lock held.
  */
 static void grim_txs_arm(struct grim_txs *txs)
 {
@@ -1205,6 +1245,12 @@ static void grim_txs_arm(struct grim_txs *txs)
 	if (!timer_pending(&txs->timer) ||
 	    time_after(txs->timer.expires, due))
 		mod_timer(&txs->timer, due);
+	if (grim_txs_tlp_owed(txs) && !hrtimer_is_queued(&txs->tlp)) {
+		s32 left = txs->tlp_ts + grim_txs_tlp_pto(txs) - grim_ts_now();
+
+		hrtimer_start(&txs->tlp, ns_to_ktime((u64)max(left, 1) << 10),
+			      HRTIMER_MODE_REL_SOFT);
+	}
 }
 
 /* Transmit what the window allows.  Stream lock held: the frames wait on
@@ -1435,6 +1481,67 @@ void grim_tx_rcv_closed(struct grim_ni *ni, struct grim_peer *peer,
 	grim_txs_unlock_nested(txs);
 }
 
+/* The loss probe: resend the oldest unacknowledged frame alone, flagged
+ * for an ACK at once, and what the receiver's last report showed
+ * missing.  Not the last frame sent, as TCP's probe does: the receiver
+ * lacks the oldest unless only its ACK is late, while a last frame that
+ * arrived past a hole would be resent for nothing, its answer too
+ * ambiguous to date the hole's loss (grim_txs_recover()).  Then a whole
+ * retransmission timeout from the probe (RFC 8985, 7.3), so that its
+ * answer has a round trip to come back.  Stream lock held.
+ */
+static void grim_txs_probe(struct grim_txs *txs)
+{
+	struct sk_buff *skb = skb_peek(&txs->frames);
+	struct grim_peer *peer = txs->peer;
+	u32 end;
+
+	grim_count(peer->ni, peer, GRIM_STAT_PROBES);
+	txs->probed = true;
+	if (skb) {
+		grim_txs_resend(txs, skb, true);
+		/* The holes the last report showed, if it came since the
+		 * last timeout and they had a round trip to arrive.
+		 */
+		if (txs->sack_fresh && grim_txs_held_count(txs, &end))
+			grim_txs_mark_lost(txs, grim_ts_now() -
+					   (txs->srtt_ts8 >> 3), end);
+	}
+	txs->progress = jiffies;
+	grim_txs_arm(txs);
+}
+
+/* The tail probe's high-resolution timer (softirq, BH off).  A stream
+ * that moved since the timer was set (grim_txs_arm() sets it once, not
+ * on every frame) sleeps again until its new deadline.
+ */
+static enum hrtimer_restart grim_txs_tlp_fire(struct hrtimer *t)
+{
+	struct grim_txs *txs = container_of(t, struct grim_txs, tlp);
+	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	s32 left;
+
+	spin_lock(&txs->lock);
+	if (!grim_txs_tlp_owed(txs) ||
+	    READ_ONCE(txs->peer->state) != GRIM_PEER_UP)
+		goto out;
+	left = txs->tlp_ts + grim_txs_tlp_pto(txs) - grim_ts_now();
+	if (left > 0) {
+		/* Unless grim_txs_arm() started it again meanwhile. */
+		if (hrtimer_is_queued(t))
+			goto out;
+		hrtimer_set_expires(t, ktime_add_ns(hrtimer_cb_get_time(t),
+						    (u64)left << 10));
+		ret = HRTIMER_RESTART;
+		goto out;
+	}
+	grim_txs_probe(txs);
+	grim_txs_push(txs);
+out:
+	grim_txs_unlock(txs);
+	return ret;
+}
+
 static void grim_txs_timer(struct timer_list *t)
 {
 	struct grim_txs *txs = from_timer(txs, t, timer);
@@ -1482,7 +1589,6 @@ static void grim_txs_timer(struct timer_list *t)
 	} else if (txs->snd_nxt != txs->snd_una &&
 		   READ_ONCE(peer->state) == GRIM_PEER_UP) {
 		unsigned long due = txs->progress + grim_txs_timeout(txs);
-		struct sk_buff *skb = skb_peek(&txs->frames);
 
 		if (time_before(jiffies, due)) {
 			/* The stream moved since the timer was set. */
@@ -1490,25 +1596,7 @@ static void grim_txs_timer(struct timer_list *t)
 			goto out;
 		}
 		if (grim_txs_may_probe(txs)) {
-			grim_count(ni, peer, GRIM_STAT_PROBES);
-			txs->probed = true;
-			if (skb) {
-				u32 end;
-
-				grim_txs_resend(txs, skb, true);
-				/* The holes the last report showed, if it
-				 * came since the last timeout and they had
-				 * a round trip to arrive.
-				 */
-				if (txs->sack_fresh &&
-				    grim_txs_held_count(txs, &end))
-					grim_txs_mark_lost(txs, grim_ts_now() -
-							   (txs->srtt_ts8 >> 3),
-							   end);
-			}
-			/* A whole retransmission timeout from the probe. */
-			txs->progress = jiffies;
-			grim_txs_arm(txs);
+			grim_txs_probe(txs);
 			goto out;
 		}
 		grim_count(ni, peer, GRIM_STAT_RTO_EVENTS);
@@ -1695,6 +1783,7 @@ static void grim_txs_rcv_ctl(struct grim_txs *txs,
 	txs->backoff = GRIM_NACK_BACKOFF_MIN;
 	txs->probed = false;
 	txs->progress = jiffies;
+	txs->tlp_ts = grim_ts_now();
 	/* With the receiver's own ACK, resend what it lacks.  Without a
 	 * report it holds nothing past the new gap (a refusal whose NACK
 	 * was lost dropped what followed, say): what was sent reo_wnd
