@@ -48,7 +48,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 PERF=$top/tools/grim/bench/grim-perf
 out=$top/.vm-out/bench
 QUICK=0 REPS=3 LOSSES="0 1 5" TIPC_PATH=wire PROFILE= ILV_RUNS= ONLY=
-JUMBO_MTU=9000 IP_DATACRC=on
+JUMBO_MTU=9000 IP_DATACRC=on IP_OFFLOAD=0 IP_LOWER_MTU=
 for a; do
 	case $a in
 	out=*) out=${a#out=} ;;
@@ -58,6 +58,8 @@ for a; do
 	only=*) ONLY=${a#only=} ;;
 	jumbo=*) JUMBO_MTU=${a#jumbo=} ;;
 	ipcrc=*) IP_DATACRC=${a#ipcrc=} ;;
+	ipoff=*) IP_OFFLOAD=${a#ipoff=} ;;
+	iplower=*) IP_LOWER_MTU=${a#iplower=} ;;
 	loss=*) LOSSES=${a#loss=} LOSSES=${LOSSES//,/ } ;;
 	tipc=*) TIPC_PATH=${a#tipc=} ;;
 	profile=*) PROFILE=${a#profile=} ;;
@@ -538,14 +540,23 @@ ip_udp_gp() {
 
 ip_cases() {
 	local i h t loss r side sides
-	pretty "" "IP over GRIM: grim0 (datacrc $IP_DATACRC) against the bare veth, loss $LOSSES %, $ILV_RUNS rounds each"
+	local offl=off
+	[ "$IP_OFFLOAD" = 1 ] && offl=on
+	pretty "" "IP over GRIM: grim0 (datacrc $IP_DATACRC, sg and checksum offload $offl${IP_LOWER_MTU:+, lower MTU $IP_LOWER_MTU}) against the bare veth, loss $LOSSES %, $ILV_RUNS rounds each"
 	set_loss 0
 	for i in 1 2; do
 		h=$(host "$i")
+		# The bare veth's IP and grim0's frames alike.
+		if [ -n "$IP_LOWER_MTU" ]; then
+			ip -n "$h" link set eth0 mtu "$IP_LOWER_MTU" ||
+				fail "eth0 MTU $IP_LOWER_MTU on host $i"
+		fi
 		ip -n "$h" addr add "$(ip_addr grim "$i")/24" dev grim0 ||
 			fail "IPv4 address on host $i grim0"
 		ip -n "$h" link set grim0 type grim datacrc "$IP_DATACRC" ||
 			fail "datacrc $IP_DATACRC on host $i grim0"
+		nsx "$i" ethtool -K grim0 sg $offl tx-checksum-ip-generic $offl ||
+			fail "grim0 offloads $offl on host $i"
 	done
 	# One ping each way resolves ARP (over grim0: the link's reliable
 	# path; over eth0: ordinary ARP).
@@ -558,6 +569,7 @@ ip_cases() {
 	{
 		echo "ip over grim: $(ip -n "$(host 1)" -o link show grim0 |
 			sed -n 's/.* mtu \([0-9]*\) .*/grim0 mtu \1/p') datacrc $IP_DATACRC," \
+			"sg and tx checksum $offl," \
 			"$(ip -n "$(host 1)" -o link show eth0 |
 			sed -n 's/.* mtu \([0-9]*\) .*/eth0 mtu \1/p')"
 		echo "ip over grim: host 1 neighbours on grim0: $(ip -n "$(host 1)" neigh show dev grim0 | tr '\n' ';')"
@@ -610,6 +622,8 @@ ip_cases() {
 	set_loss 0
 	for i in 1 2; do
 		ip -n "$(host "$i")" link set grim0 type grim datacrc on
+		nsx "$i" ethtool -K grim0 sg off tx-checksum-ip-generic off
+		[ -z "$IP_LOWER_MTU" ] || ip -n "$(host "$i")" link set eth0 mtu 1500
 	done
 }
 

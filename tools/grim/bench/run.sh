@@ -17,6 +17,9 @@
 #                                       (sockperf, iperf3; BENCH_RUNS rounds per loss)
 #   BENCH_JUMBO=MTU                     their lower MTU (default 9000)
 #   BENCH_IP_DATACRC=on|offload|off     grim0's datacrc in the IP cases (default on)
+#   BENCH_IP_OFFLOAD=1                  grim0's sg and checksum offload on (default off)
+#   BENCH_IP_LOWER_MTU=MTU              eth0's MTU in the IP cases, under grim0 and
+#                                       the bare veth's IP alike (default 1500)
 #   BENCH_CPUS=N                        guest vCPUs (default 1)
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
@@ -58,6 +61,8 @@ args=("quick=${BENCH_QUICK:-0}")
 [ -n "${BENCH_ONLY:-}" ] && args+=("only=$BENCH_ONLY")
 [ -n "${BENCH_JUMBO:-}" ] && args+=("jumbo=$BENCH_JUMBO")
 [ -n "${BENCH_IP_DATACRC:-}" ] && args+=("ipcrc=$BENCH_IP_DATACRC")
+[ -n "${BENCH_IP_OFFLOAD:-}" ] && args+=("ipoff=$BENCH_IP_OFFLOAD")
+[ -n "${BENCH_IP_LOWER_MTU:-}" ] && args+=("iplower=$BENCH_IP_LOWER_MTU")
 # One vCPU by default: under TCG on a shared host, wakeups across vCPUs
 # land on the guest's timer tick whenever the host is busy, and the
 # medians of every family then measure the host, not the protocol.
