@@ -6,11 +6,15 @@
 # stale translation of the patched bytes: the guest dies on a stray int3
 # ("Oops: int3" in __netif_receive_skb_core when one test removed its
 # clsact qdisc while the other received; in netif_rx_internal when a
-# ping turned the receive timestamp key on during TCP traffic).  Holding
-# the keys on for the whole run leaves nothing to patch: a clsact qdisc
-# on lo holds the tc ingress and egress keys, a socket with SO_TIMESTAMP
-# the receive timestamp key.  The modules the tests load are loaded here
-# too, before two tests run at once.
+# ping turned the receive timestamp key on during TCP traffic; in
+# __schedule when trace.sh turned its last trace event off, which stops
+# the recording of task names and so takes the tracer off sched_switch).
+# Holding the keys on for the whole run leaves nothing to patch: a
+# clsact qdisc on lo holds the tc ingress and egress keys, a socket with
+# SO_TIMESTAMP the receive timestamp key, an event enabled in a tracing
+# instance of our own (module_load, which nothing hot runs) the task
+# name recording's hold on the scheduler's tracepoints.  The modules the
+# tests load are loaded here too, before two tests run at once.
 
 # hold_net_keys: until release_net_keys.  Says so on stderr when a key
 # could not be held.
@@ -35,6 +39,17 @@ time.sleep(1e9)' </dev/null >"$f" 2>&1 &
 	grep -q held "$f" ||
 		echo "guest-keys: the receive timestamp key is not held: $(cat "$f")" >&2
 	rm -f "$f"
+	mountpoint -q /sys/kernel/tracing ||
+		mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+	_keys_tracing=/sys/kernel/tracing/instances/grim-keys
+	if mkdir -p "$_keys_tracing" 2>/dev/null &&
+	   echo 1 >"$_keys_tracing/events/module/module_load/enable" 2>/dev/null; then
+		:
+	else
+		echo "guest-keys: no tracing instance: the scheduler's tracepoints are not held" >&2
+		rmdir "$_keys_tracing" 2>/dev/null
+		_keys_tracing=
+	fi
 }
 
 release_net_keys() {
@@ -43,4 +58,9 @@ release_net_keys() {
 	wait "$_net_keys_pid" 2>/dev/null
 	tc qdisc del dev lo clsact 2>/dev/null
 	_net_keys_pid=
+	if [ -n "${_keys_tracing:-}" ]; then
+		echo 0 >"$_keys_tracing/events/module/module_load/enable"
+		rmdir "$_keys_tracing"
+		_keys_tracing=
+	fi
 }
