@@ -90,6 +90,25 @@ delta() {
 	done
 	printf -v "$out" %d "$s"
 }
+# grim_counters HOST ARRAY: HOST's grim0 counters (ethtool -S) into ARRAY.
+grim_counters() {
+	local -n _g=$2
+	local k
+	stats "$1"
+	_g=()
+	for k in "${!S[@]}"; do
+		_g[$k]=${S[$k]}
+	done
+}
+# grim_changed BEFORE AFTER: the counters that moved, as " name +n".
+grim_changed() {
+	local -n _b=$1 _a=$2
+	local k out=
+	for k in $(printf '%s\n' "${!_a[@]}" | sort); do
+		[ "${_a[$k]}" = "${_b[$k]:-0}" ] || out+=" $k +$((_a[$k] - ${_b[$k]:-0}))"
+	done
+	echo "$out"
+}
 
 # Where IP counts a packet it drops in its header checks (or, one that
 # got past them, in routing).  IpExtInCsumErrors is left out: IPv4
@@ -98,9 +117,10 @@ IP4_ERR="IpInHdrErrors IpInAddrErrors IpExtInTruncatedPkts IpExtInNoRoutes IpInU
 IP6_ERR="Ip6InHdrErrors Ip6InAddrErrors Ip6InTruncatedPkts Ip6InNoRoutes Ip6InUnknownProtos Ip6InDiscards"
 
 pretty "" "junk to IP's endpoint $(printf %#x $PORT) on host 2, while host 1 pings host 2"
-declare -A B1 B2 A1 A2
+declare -A B1 B2 A1 A2 G2B G2A
 counters 1 B1
 counters 2 B2
+grim_counters 2 G2B
 bg nsx 1 ping -c $((50 * SLOW)) -i 0.1 -W $((5 * SLOW)) -q 10.77.0.2 >"$tmp/ping" 2>&1
 ping_pid=$!
 out=$(nsx 1 "$INJECT" -i eth0 -d "$(host_mac 2)" -m ipjunk -k $((N_CLASS * N_EACH)) \
@@ -157,6 +177,9 @@ for n in IpInReceives $IP4_ERR IpExtInCsumErrors Ip6InReceives $IP6_ERR UdpNoPor
 	[ "$d" = 0 ] || log "host 2: $n +$d"
 done
 log "host 1: IcmpInDestUnreachs +$unreach1"
+# Where a message went, should one be missing below.
+grim_counters 2 G2A
+log "host 2 grim0:$(grim_changed G2B G2A)"
 
 [ "$msgs" -ge $((N_CLASS * N_EACH)) ] ||
 	fail "host 2's grim0 delivered $msgs messages, not all $((N_CLASS * N_EACH))"
