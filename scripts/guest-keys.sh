@@ -16,8 +16,11 @@
 # name recording's hold on the scheduler's tracepoints.  The modules the
 # tests load are loaded here too, before two tests run at once.
 
-# hold_net_keys: until release_net_keys.  Says so on stderr when a key
-# could not be held.
+# hold_net_keys: until the VM powers off.  Letting the keys go at the
+# end of the run would patch the text once more, with the other CPU
+# idling in __schedule: a CI run died so ("Oops: int3" in __schedule
+# when the tracing instance's event was turned off after the last test).
+# Says so on stderr when a key could not be held.
 hold_net_keys() {
 	local t f
 	modprobe -a veth sch_ingress cls_u32 act_gact sch_netem sch_tbf macsec 2>/dev/null
@@ -48,19 +51,6 @@ time.sleep(1e9)' </dev/null >"$f" 2>&1 &
 	else
 		echo "guest-keys: no tracing instance: the scheduler's tracepoints are not held" >&2
 		rmdir "$_keys_tracing" 2>/dev/null
-		_keys_tracing=
-	fi
-}
-
-release_net_keys() {
-	[ -n "${_net_keys_pid:-}" ] || return 0
-	kill "$_net_keys_pid" 2>/dev/null
-	wait "$_net_keys_pid" 2>/dev/null
-	tc qdisc del dev lo clsact 2>/dev/null
-	_net_keys_pid=
-	if [ -n "${_keys_tracing:-}" ]; then
-		echo 0 >"$_keys_tracing/events/module/module_load/enable"
-		rmdir "$_keys_tracing"
 		_keys_tracing=
 	fi
 }

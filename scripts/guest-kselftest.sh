@@ -92,7 +92,6 @@ hold_net_keys
 make -C tools/testing/selftests TARGETS=grim "${progs[@]}" run_tests 2>&1 |
 	tee "$out/kselftest.log"
 echo "${PIPESTATUS[0]}" >"$out/kselftest.rc"
-release_net_keys
 # The tests that unload grim must leave it loaded.
 if [ -d /sys/module/grim ]; then echo yes; else echo no; fi >"$out/loaded-after"
 exit 0

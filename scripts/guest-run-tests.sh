@@ -231,7 +231,6 @@ done
 [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
 report
 
-release_net_keys
 kmemleak end
 finish 0
 exit 0
