@@ -11,7 +11,9 @@
 # 2. Static neighbours are obeyed: one that names the wrong node gets no
 #    answer, the right one does; one that names a node the link does not
 #    know is a counted drop (tx_dropped).
-# 3. Every lower link loses 5% and corrupts 1%: a TCP transfer over grim0
+# 3. Pings on the clean link cost no loss probe: the receiver's ACK
+#    waits for the answer, and the probe waits for that ACK.
+# 4. Every lower link loses 5% and corrupts 1%: a TCP transfer over grim0
 #    arrives intact (sha256) with next to no TCP retransmission (GRIM
 #    recovers underneath; the bound is below), and UDP datagrams all
 #    arrive, in order.
@@ -69,6 +71,19 @@ check_fail nsx 1 ping -c 3 -i 0.2 -W $((2 * SLOW)) -q 10.77.0.99
 drop1=$(nsx_sys 1 cat /sys/class/net/grim0/statistics/tx_dropped)
 log "tx_dropped $drop0 -> $drop1 for 3 packets to node 00:00:00:63"
 [ $((drop1 - drop0)) -ge 3 ] || fail "packets to an unknown node not counted as dropped"
+
+pretty "" "request and answer on a clean link: no tail loss probe"
+# One frame out, its ACK waiting for the answer that carries it: GRIM's
+# probe must wait that long too, or every answer costs a resend.
+PINGS=40
+stats 1; p1=${S[retransmit_probes]?}
+stats 2; p2=${S[retransmit_probes]?}
+check_ok nsx 1 ping -c $PINGS -i 0.05 -W $((5 * SLOW)) -q 10.77.0.2 >/dev/null
+stats 1; p1=$((${S[retransmit_probes]?} - p1))
+stats 2; p2=$((${S[retransmit_probes]?} - p2))
+log "$PINGS pings: retransmit_probes host 1 +$p1, host 2 +$p2"
+[ $((p1 + p2)) -le $((PINGS / 10)) ] ||
+	fail "$((p1 + p2)) loss probes for $PINGS pings on a link that lost nothing (bound: $((PINGS / 10)))"
 
 pretty "" "netem loss 5% and corruption 1% on every lower link"
 netem_links "loss 5% corrupt 1%"
