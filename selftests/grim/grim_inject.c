@@ -1031,7 +1031,11 @@ static void mode_frag(void)
 	static uint8_t f[4096];
 	/* Below the ephemeral ports: no real stream uses these channels. */
 	uint16_t base = 0x1000 + (rnd() % 0x1000) * 4;
-	uint16_t noep = 0xfff0 - (rnd() % 0x100);
+	/* Below the device endpoints' ports (GRIM_PORT_DEV..: grim0's IP
+	 * channels listen on GRIM_PORT_IP + N), above the sockets' ports
+	 * the tests bind.
+	 */
+	uint16_t noep = GRIM_PORT_DEV - 1 - (rnd() % 0x100);
 	uint32_t inc;
 	size_t flen;
 	int k;
