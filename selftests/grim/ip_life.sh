@@ -106,29 +106,23 @@ transfer_started() {
 	done
 	fail "the transfer did not start"
 }
-grim_flap() {
+# link_flap HOST DEV: DEV of HOST down for a second, once the transfer
+# runs.
+link_flap() {
 	transfer_started
 	sleep 0.3
-	[ -e "$tmp/done" ] && fail "the transfer ended before grim0 went down"
-	ip -n "$(host 2)" link set grim0 down || fail "grim0 down on host 2"
+	[ -e "$tmp/done" ] && fail "the transfer ended before $2 went down"
+	ip -n "$(host "$1")" link set "$2" down || fail "$2 down on host $1"
 	sleep 1
-	ip -n "$(host 2)" link set grim0 up || fail "grim0 up on host 2"
-}
-eth_flap() {
-	transfer_started
-	sleep 0.3
-	[ -e "$tmp/done" ] && fail "the transfer ended before eth0 went down"
-	ip -n "$(host 1)" link set eth0 down || fail "eth0 down on host 1"
-	sleep 1
-	ip -n "$(host 1)" link set eth0 up || fail "eth0 up on host 1"
+	ip -n "$(host "$1")" link set "$2" up || fail "$2 up on host $1"
 }
 pretty "" "grim0 down and up on host 2 during a transfer"
-transfer_during 5003 10.77.0.2 grim_flap
+transfer_during 5003 10.77.0.2 link_flap 2 grim0
 # Down takes the IPv6 addresses (not the nodad ones kept below); put
 # back what the tests after need.
 ip -n "$(host 2)" addr replace fd77::2/64 dev grim0 nodad
 pretty "" "eth0 down and up on host 1 during a transfer"
-transfer_during 5004 10.77.0.2 eth_flap
+transfer_during 5004 10.77.0.2 link_flap 1 eth0
 
 pretty "" "host 3's lower device deleted while TCP streams to it"
 bg nsx 3 socat -u TCP-LISTEN:5005,reuseaddr OPEN:/dev/null
