@@ -24,7 +24,7 @@ require_grim_tool
 
 # GRIM_TEST_STREAMS_COUNT: fewer for make check-kselftest (a runner check).
 COUNT=${GRIM_TEST_STREAMS_COUNT:-100000}
-JOBS=4
+JOBS=${GRIM_TEST_STREAMS_JOBS:-8}
 PORT=300
 BOUND_KB=2048
 
