@@ -228,8 +228,46 @@ step_ip() {
 	rm -f "$f" "$f.out" "$f.redis"
 }
 
+step_groups() {
+	banner "13. A group: hosts 2 and 3 join group 42; hosts 1 and 2 send to it"
+	local w i t
+	w=$(mktemp -d)
+	for i in 2 3; do
+		nsx $i "$GROUP_TOOL" recv -g 42 -o "$w/h$i" -T 120 >"$w/r$i" 2>&1 &
+	done
+	for i in 2 3; do
+		for ((t = 0; t < 100; t++)); do
+			grep -q '^joined' "$w/r$i" 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+	log "(each message goes once to the root, node 1, which stamps it with a"
+	log " ticket and sends it down the tree: both members see one order)"
+	nsx 1 "$GROUP_TOOL" send -g 42 -n 20 -M 3000 -S 1 | sed 's/^/    [host 1] /' &
+	local s1=$!
+	nsx 2 "$GROUP_TOOL" send -g 42 -n 20 -M 3000 -S 2 | sed 's/^/    [host 2] /'
+	wait $s1
+	for ((t = 0; t < 100; t++)); do
+		[ "$(cat "$w/h2.42" "$w/h3.42" 2>/dev/null | wc -l)" -ge 80 ] && break
+		sleep 0.1
+	done
+	pkill -x grim_group
+	sleep 0.5
+	for i in 2 3; do
+		log "host $i received $(wc -l <"$w/h$i.42") messages; the first five (node:port:seq):"
+		head -n 5 "$w/h$i.42" | sed 's/^/      /'
+	done
+	if cmp -s "$w/h2.42" "$w/h3.42"; then
+		log "hosts 2 and 3 saw the same order"
+	else
+		fail "hosts 2 and 3 saw different orders"
+	fi
+	show_counters 1 'mc_injected|mc_ticketed|mc_tx_copies'
+	rm -rf "$w"
+}
+
 step_peer_down() {
-	banner "13. A peer vanishes: host 3's link is deleted while host 1 streams to it"
+	banner "14. A peer vanishes: host 3's link is deleted while host 1 streams to it"
 	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
 	wait_bound 3 103
 	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
@@ -243,7 +281,7 @@ step_peer_down() {
 }
 
 step_streams() {
-	banner "14. Short-lived sockets: 3000 of them, one request each; their streams come and go"
+	banner "15. Short-lived sockets: 3000 of them, one request each; their streams come and go"
 	nsx 2 "$RDM" echo -p 105 -t 120 >/dev/null &
 	local e=$!
 	wait_bound 2 105
@@ -257,14 +295,14 @@ step_streams() {
 }
 
 step_kernel_log() {
-	banner "15. Kernel log (grim)"
+	banner "16. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
 STEPS=(step_topology step_module step_links step_show step_messages step_faults
        step_slow_receiver step_errqueue step_tool step_auth step_congestion
-       step_ip step_peer_down step_streams step_kernel_log)
+       step_ip step_groups step_peer_down step_streams step_kernel_log)
 
 for s in "${STEPS[@]}"; do
 	"$s"

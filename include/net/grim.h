@@ -34,9 +34,16 @@ struct grim_msg_cb {
 	u16 src_port;
 	u16 dst_port;
 	u16 handler;
-	u16 flags;
+	u16 flags;		/* GRIM_MSG_F_* */
 	u32 arg[4];
+	u32 group;		/* with GRIM_MSG_F_GROUP: the group, */
+	u32 ticket;		/* and the message's place in its order */
 };
+
+/* A message that came through a group (receive), or goes to one. */
+#define GRIM_MSG_F_GROUP	0x0001
+/* Left to the receiving endpoint, from admit() to deliver(). */
+#define GRIM_MSG_F_EP		0xff00
 
 #define GRIM_MSG_CB(skb) ((struct grim_msg_cb *)(skb)->cb)
 
@@ -75,6 +82,14 @@ struct grim_ep_ops {
 	 * then refuses the message on the wire and the sender tries again.
 	 */
 	bool (*reserve)(struct grim_ep *ep, unsigned int len);
+	/*
+	 * Optional, in place of reserve(): the same, told the message's
+	 * descriptor (its source and active-message fields) and its first
+	 * frame, whose data starts at the message's first byte.  Bits
+	 * GRIM_MSG_F_EP of @cb->flags may be set: deliver() finds them.
+	 */
+	bool (*admit)(struct grim_ep *ep, struct grim_msg_cb *cb,
+		      const struct sk_buff *first, unsigned int len);
 	/* Give back a reservation whose message will not arrive. */
 	void (*unreserve)(struct grim_ep *ep, unsigned int len);
 	/*
@@ -121,6 +136,8 @@ struct grim_ep {
 	struct net_device *dev;		/* a link's endpoint: its grim netdev */
 	u16 port;
 	struct hlist_node bind_node;	/* the namespace's ports, RCU */
+	struct list_head groups;	/* the groups it joined */
+	u8 ngroups;
 };
 
 /* Set up @ep for @net, unbound: an endpoint of the namespace. */
@@ -150,6 +167,34 @@ int grim_ep_bind(struct grim_ep *ep, u16 port);
  * again.  Safe on an unbound endpoint.
  */
 void grim_ep_unbind(struct grim_ep *ep);
+
+/*
+ * Groups.  An endpoint of a namespace (not a link's) joins group @group
+ * (1..GRIM_GROUP_MAX): from then on every message sent to the group
+ * through a link of its namespace reaches it too, once, in the group's
+ * one order, with GRIM_MSG_F_GROUP, the group and the ticket in its
+ * descriptor.  Binds the endpoint first if it is not bound.  -EINVAL for
+ * an invalid id or a link's endpoint, -EADDRINUSE if it is a member,
+ * -ENOBUFS past GRIM_GROUPS_PER_SOCKET groups, -ENOMEM.  Returns once
+ * the NI of the namespace is in the group's tree, or after
+ * GRIM_JOIN_WAIT_MS (the join holds, and takes effect when the tree
+ * comes); sleeps.  Leaving: -EADDRNOTAVAIL if not a member.  Unbinding
+ * leaves every group.
+ */
+#define GRIM_JOIN_WAIT_MS	5000
+int grim_ep_join(struct grim_ep *ep, u32 group);
+int grim_ep_leave(struct grim_ep *ep, u32 group);
+/*
+ * Send @skb from @ep to every member of @group, through the namespace's
+ * first running NI: once to the root of the group's tree, which orders
+ * it.  GRIM_MSG_CB() gives the active-message fields (node and dst_port
+ * are ignored).  @skb must have GRIM_GROUP_HLEN bytes of headroom more
+ * than grim_ni_headroom().  Errors as grim_ni_send(), and -ENETUNREACH
+ * when no link is up; a message later refused is handed back to
+ * tx_failed() with GRIM_MSG_F_GROUP and the group in its descriptor.
+ */
+int grim_ni_send_group(struct grim_ep *ep, struct sk_buff *skb, u32 group,
+		       gfp_t gfp);
 
 /* The node id of the first running NI of @net; 0 if there is none. */
 u32 grim_ni_local_node(struct net *net);

@@ -45,8 +45,9 @@ struct grim_page_ring {
 struct grim_sock {
 	struct sock sk;
 	struct grim_ep ep;		/* ep.port: 0 until bound */
-	u32 peer_node;			/* connect() default destination */
+	u32 peer_node;			/* connect() default destination: */
 	u16 peer_port;
+	u32 peer_group;			/* ... or a group */
 	struct grim_page_ring ring;
 };
 
@@ -201,7 +202,10 @@ static int grim_check_addr(const struct sockaddr_grim *addr, int len)
 		return -EINVAL;
 	if (addr->sgrim_family != AF_GRIM)
 		return -EAFNOSUPPORT;
-	if (addr->sgrim_reserved[0] || addr->sgrim_reserved[1])
+	if (addr->sgrim_reserved)
+		return -EINVAL;
+	/* A group is named by its id alone. */
+	if (addr->sgrim_group && (addr->sgrim_node || addr->sgrim_port))
 		return -EINVAL;
 	return 0;
 }
@@ -216,6 +220,8 @@ static int grim_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 	err = grim_check_addr(addr, len);
 	if (err)
 		return err;
+	if (addr->sgrim_group)
+		return -EINVAL;		/* GRIM_JOIN joins a group */
 	local = grim_ni_local_node(sock_net(sk));
 	if (addr->sgrim_node && addr->sgrim_node != local)
 		return -EADDRNOTAVAIL;
@@ -240,17 +246,22 @@ static int grim_connect(struct socket *sock, struct sockaddr *uaddr,
 		lock_sock(&gs->sk);
 		gs->peer_port = 0;
 		gs->peer_node = 0;
+		gs->peer_group = 0;
 		release_sock(&gs->sk);
 		return 0;
 	}
 	err = grim_check_addr(addr, len);
 	if (err)
 		return err;
-	if (!addr->sgrim_port)
+	if (!addr->sgrim_port && !addr->sgrim_group)
 		return -EINVAL;
+	if (addr->sgrim_group > GRIM_GROUP_MAX)
+		return addr->sgrim_group == GRIM_GROUP_ALL ? -EOPNOTSUPP :
+							     -EINVAL;
 	lock_sock(&gs->sk);
 	gs->peer_node = addr->sgrim_node;
 	gs->peer_port = addr->sgrim_port;
+	gs->peer_group = addr->sgrim_group;
 	release_sock(&gs->sk);
 	return 0;
 }
@@ -263,10 +274,11 @@ static int grim_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 	memset(addr, 0, sizeof(*addr));
 	addr->sgrim_family = AF_GRIM;
 	if (peer) {
-		if (!gs->peer_port)
+		if (!gs->peer_port && !gs->peer_group)
 			return -ENOTCONN;
 		addr->sgrim_node = gs->peer_node;
 		addr->sgrim_port = gs->peer_port;
+		addr->sgrim_group = gs->peer_group;
 	} else {
 		addr->sgrim_node = grim_ni_local_node(sock_net(sock->sk));
 		addr->sgrim_port = gs->ep.port;
@@ -390,7 +402,7 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct grim_msg_cb *cb;
 	size_t linear;
 	struct sk_buff *skb;
-	u32 node;
+	u32 node, group;
 	u16 port;
 	int err;
 
@@ -403,15 +415,22 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 			return err;
 		node = addr->sgrim_node;
 		port = addr->sgrim_port;
+		group = addr->sgrim_group;
 	} else {
-		node = READ_ONCE(gs->peer_node);
-		port = READ_ONCE(gs->peer_port);
-		if (!port)
+		lock_sock(sk);
+		node = gs->peer_node;
+		port = gs->peer_port;
+		group = gs->peer_group;
+		release_sock(sk);
+		if (!port && !group)
 			return -EDESTADDRREQ;
 	}
-	if (!port || node == GRIM_NODE_ANY)
+	if (group == GRIM_GROUP_ALL)
+		return -EOPNOTSUPP;	/* broadcast: not yet */
+	if (group > GRIM_GROUP_MAX || (!group && !port) ||
+	    node == GRIM_NODE_ANY)
 		return -EINVAL;
-	if (len > GRIM_MAX_PAYLOAD)
+	if (len > (group ? GRIM_GROUP_MAX_PAYLOAD : GRIM_MAX_PAYLOAD))
 		return -EMSGSIZE;
 	err = grim_parse_cmsg(msg, &am);
 	if (err)
@@ -425,9 +444,9 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	if (err)
 		return err;
 
-	if (!node)
+	if (!node && !group)
 		node = grim_ni_local_node(sock_net(sk));
-	if (!node)
+	if (!node && !group)
 		return -EHOSTUNREACH;
 
 	/* No NI is held while this waits for send buffer, allocates or
@@ -436,6 +455,8 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	 */
 	linear = len <= GRIM_LINEAR_MAX ? len : 0;
 	headroom = grim_ni_headroom(sock_net(sk));
+	if (group)
+		headroom += GRIM_GROUP_HLEN;
 	skb = sock_alloc_send_pskb(sk, headroom + linear, 0,
 				   msg->msg_flags & MSG_DONTWAIT, &err, 0);
 	if (!skb)
@@ -456,7 +477,12 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	cb->handler = am.handler;
 	cb->flags = 0;
 	memcpy(cb->arg, am.arg, sizeof(cb->arg));
-	err = grim_ni_send(&gs->ep, skb, GFP_KERNEL);
+	cb->group = 0;
+	cb->ticket = 0;
+	if (group)
+		err = grim_ni_send_group(&gs->ep, skb, group, GFP_KERNEL);
+	else
+		err = grim_ni_send(&gs->ep, skb, GFP_KERNEL);
 	return err ?: len;
 
 free:
@@ -474,24 +500,31 @@ static int grim_recv_err(struct sock *sk, struct msghdr *msg)
 	const struct grim_msg_err *e;
 	struct grim_am am = {};
 	struct sk_buff *skb;
+	bool group;
 	int err;
 
 	skb = sock_dequeue_err_skb(sk);
 	if (!skb)
 		return -EAGAIN;
 	e = (const struct grim_msg_err *)skb->data;
+	group = e->cb.flags & GRIM_MSG_F_GROUP;
 	if (addr) {
 		memset(addr, 0, sizeof(*addr));
 		addr->sgrim_family = AF_GRIM;
-		addr->sgrim_node = e->cb.node;
-		addr->sgrim_port = e->cb.dst_port;
+		if (group) {
+			addr->sgrim_group = e->cb.group;
+		} else {
+			addr->sgrim_node = e->cb.node;
+			addr->sgrim_port = e->cb.dst_port;
+		}
 		msg->msg_namelen = sizeof(*addr);
 	}
 	am.handler = e->cb.handler;
 	memcpy(am.arg, e->cb.arg, sizeof(am.arg));
 	ee.ee_errno = e->err;
 	ee.ee_origin = SO_EE_ORIGIN_LOCAL;
-	ee.ee_info = e->len;
+	ee.ee_info = e->len - (group && e->len >= GRIM_GROUP_HLEN ?
+			       GRIM_GROUP_HLEN : 0);
 	err = put_cmsg(msg, SOL_GRIM, GRIM_AM, sizeof(am), &am);
 	if (!err)
 		err = put_cmsg(msg, SOL_GRIM, GRIM_RECVERR, sizeof(ee), &ee);
@@ -534,6 +567,8 @@ static int grim_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 		addr->sgrim_family = AF_GRIM;
 		addr->sgrim_node = cb->node;
 		addr->sgrim_port = cb->src_port;
+		if (cb->flags & GRIM_MSG_F_GROUP)
+			addr->sgrim_group = cb->group;
 		msg->msg_namelen = sizeof(*addr);
 	}
 	if (msg->msg_controllen) {
@@ -541,6 +576,15 @@ static int grim_recvmsg(struct socket *sock, struct msghdr *msg, size_t size,
 
 		memcpy(am.arg, cb->arg, sizeof(am.arg));
 		err = put_cmsg(msg, SOL_GRIM, GRIM_AM, sizeof(am), &am);
+		if (!err && (cb->flags & GRIM_MSG_F_GROUP)) {
+			struct grim_group_info gi = {
+				.group = cb->group,
+				.ticket = cb->ticket,
+			};
+
+			err = put_cmsg(msg, SOL_GRIM, GRIM_GROUP, sizeof(gi),
+				       &gi);
+		}
 		if (err)
 			goto out;
 	}
@@ -574,7 +618,27 @@ static int grim_getsockopt(struct socket *sock, int level, int optname,
 static int grim_setsockopt(struct socket *sock, int level, int optname,
 			   sockptr_t optval, unsigned int optlen)
 {
-	return level == SOL_GRIM ? -ENOPROTOOPT : -EOPNOTSUPP;
+	struct grim_sock *gs = grim_sk(sock->sk);
+	u32 group;
+	int err;
+
+	if (level != SOL_GRIM)
+		return -EOPNOTSUPP;
+	if (optname != GRIM_JOIN && optname != GRIM_LEAVE)
+		return -ENOPROTOOPT;
+	if (optlen < sizeof(group))
+		return -EINVAL;
+	if (copy_from_sockptr(&group, optval, sizeof(group)))
+		return -EFAULT;
+	if (optname == GRIM_LEAVE)
+		return grim_ep_leave(&gs->ep, group);
+	if (!group || group > GRIM_GROUP_MAX)
+		return -EINVAL;
+	/* Joined, the socket receives: it needs its port. */
+	lock_sock(&gs->sk);
+	err = gs->ep.port ? 0 : grim_ep_bind(&gs->ep, 0);
+	release_sock(&gs->sk);
+	return err ?: grim_ep_join(&gs->ep, group);
 }
 
 static int grim_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)

@@ -474,6 +474,7 @@ wait_bound() {
 	fail "nothing bound port $2 on host $1"
 }
 RDM=${RDM:-${_TESTDIR}/grim_rdm}
+GROUP_TOOL=${GROUP_TOOL:-${_TESTDIR}/grim_group}
 
 # ---- checked traffic in batches ------------------------------------------------
 #

@@ -92,6 +92,17 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_DROP_PAST_REACH] = "rx_drop_past_reach",
 	[GRIM_STAT_TX_BATCHES] = "tx_batches",
 	[GRIM_STAT_RX_BATCHES] = "rx_batches",
+	[GRIM_STAT_MC_INJECTED] = "mc_injected",
+	[GRIM_STAT_MC_TICKETED] = "mc_ticketed",
+	[GRIM_STAT_MC_RX] = "mc_rx",
+	[GRIM_STAT_MC_TX_COPIES] = "mc_tx_copies",
+	[GRIM_STAT_MC_DELIVERED] = "mc_delivered",
+	[GRIM_STAT_MC_TREE_UPDATES] = "mc_tree_updates",
+	[GRIM_STAT_MC_REFUSED] = "mc_refused",
+	[GRIM_STAT_MC_DUPS] = "mc_dups",
+	[GRIM_STAT_MC_STALE] = "mc_stale",
+	[GRIM_STAT_MC_NO_MEMBERS] = "mc_no_members",
+	[GRIM_STAT_MC_SKIPPED] = "mc_skipped",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop
@@ -140,6 +151,14 @@ static int grim_open(struct net_device *dev)
 		grim_ip_drain(ni);
 		return err;
 	}
+	err = grim_mc_open(ni);
+	if (err) {
+		grim_ip_stop(ni);
+		grim_ni_stop(ni);
+		grim_ip_drain(ni);
+		grim_mc_drain(ni);
+		return err;
+	}
 	/* a node id conflict may have taken the carrier */
 	netif_stacked_transfer_operstate(ni->lower, dev);
 	return 0;
@@ -149,9 +168,11 @@ static int grim_stop(struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
 
+	grim_mc_stop(ni);
 	grim_ip_stop(ni);
 	grim_ni_stop(ni);
 	grim_ip_drain(ni);
+	grim_mc_drain(ni);
 	return 0;
 }
 
@@ -239,6 +260,9 @@ static int grim_dev_init(struct net_device *dev)
 		return err;
 	}
 	ni->tables = true;
+	err = grim_mc_init(ni);
+	if (err)
+		return err;
 	return grim_ip_init(ni);
 }
 

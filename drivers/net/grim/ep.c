@@ -37,6 +37,8 @@ void grim_ep_init(struct grim_ep *ep, const struct grim_ep_ops *ops,
 	ep->dev = NULL;
 	ep->port = 0;
 	INIT_HLIST_NODE(&ep->bind_node);
+	INIT_LIST_HEAD(&ep->groups);
+	ep->ngroups = 0;
 }
 EXPORT_SYMBOL_GPL(grim_ep_init);
 
@@ -122,6 +124,8 @@ EXPORT_SYMBOL_GPL(grim_ep_bind);
 void grim_ep_unbind(struct grim_ep *ep)
 {
 	struct grim_net *gn = grim_pernet(read_pnet(&ep->net));
+
+	grim_ep_leave_all(ep);
 
 	spin_lock_bh(&gn->ports_lock);
 	if (ep->dev) {

@@ -199,6 +199,17 @@ enum grim_stat {
 	GRIM_STAT_DROP_PAST_REACH,
 	GRIM_STAT_TX_BATCHES,
 	GRIM_STAT_RX_BATCHES,
+	GRIM_STAT_MC_INJECTED,
+	GRIM_STAT_MC_TICKETED,
+	GRIM_STAT_MC_RX,
+	GRIM_STAT_MC_TX_COPIES,
+	GRIM_STAT_MC_DELIVERED,
+	GRIM_STAT_MC_TREE_UPDATES,
+	GRIM_STAT_MC_REFUSED,
+	GRIM_STAT_MC_DUPS,
+	GRIM_STAT_MC_STALE,
+	GRIM_STAT_MC_NO_MEMBERS,
+	GRIM_STAT_MC_SKIPPED,
 	GRIM_STAT_MAX
 };
 
@@ -498,6 +509,40 @@ struct grim_ip {
 	struct grim_ip_chan chan[GRIM_IP_CHANNELS_MAX];
 };
 
+/* Groups (mcast.c): the link's multicast engine, two endpoints of the
+ * link and the groups it knows.
+ */
+#define GRIM_MC_HASH_BITS	6
+#define GRIM_MC_LOCAL_MAX	64	/* members of a group in a namespace
+					 * that a message reaches
+					 */
+
+struct grim_mc;
+
+struct grim_mc_ep {
+	struct grim_ep ep;
+	struct grim_mc *mc;
+};
+
+struct grim_mc {
+	spinlock_t lock;	/* the groups; BH off */
+	bool up;
+	bool rejoin;		/* tell the root every group joined */
+	bool peers_dirty;	/* a peer came up or went down */
+	u32 leader;		/* the root of the link's groups, 0: none */
+	u32 leader_rgen;	/* its session, as we last told it */
+	u32 term;		/* ours as a root: drawn at every start */
+	u32 ngroups;
+	u32 held;		/* bytes taken and not yet passed on */
+	atomic_t fwd;		/* copies to children not yet acknowledged */
+	struct hlist_head groups[1 << GRIM_MC_HASH_BITS];
+	struct list_head busy;	/* groups with messages to pass on */
+	struct sk_buff_head ctlq;	/* joins and leaves to handle */
+	struct delayed_work work;
+	struct grim_mc_ep tree;		/* GRIM_PORT_MC */
+	struct grim_mc_ep root;		/* GRIM_PORT_MC_ROOT */
+};
+
 struct grim_ni {
 	struct net_device *dev;		/* the grim netdev */
 	/* The Ethernet device we run on, held from newlink until the NI's
@@ -560,6 +605,7 @@ struct grim_ni {
 	/* Endpoints of this link, ports GRIM_PORT_DEV on (ep.c). */
 	struct grim_ep __rcu *dev_eps[0x10000 - GRIM_PORT_DEV];
 	struct grim_ip ip;
+	struct grim_mc mc;
 };
 
 /* A frame queued on a tx stream: its sequence and, on the last frame of
@@ -641,12 +687,26 @@ static inline bool grim_seq_after(u32 a, u32 b)
 
 /* main.c */
 #define GRIM_PORT_HASH_BITS	8
+#define GRIM_SUB_HASH_BITS	6
+
+/* An endpoint's membership of a group (mcast.c). */
+struct grim_mc_sub {
+	struct hlist_node hnode;	/* grim_net->mc_subs, RCU */
+	struct list_head ep_link;	/* ep->groups */
+	struct rcu_head rcu;
+	u32 group;
+	struct grim_ep *ep;
+};
 
 struct grim_net {
 	struct list_head nis;
 	spinlock_t ports_lock;		/* writers of ports; readers use RCU */
 	u32 nports;
 	struct hlist_head ports[1 << GRIM_PORT_HASH_BITS];
+	/* The groups its endpoints joined: writers hold @mc_lock. */
+	spinlock_t mc_lock;
+	struct hlist_head mc_subs[1 << GRIM_SUB_HASH_BITS];
+	wait_queue_head_t mc_wait;	/* joiners wait for their trees */
 };
 
 struct grim_net *grim_pernet(struct net *net);
@@ -817,6 +877,15 @@ int grim_key_set(struct grim_ni *ni, u8 id, const u8 *secret, bool tx,
 		 struct netlink_ext_ack *extack);
 int grim_key_del(struct grim_ni *ni, u8 id, struct netlink_ext_ack *extack);
 void grim_keys_free(struct grim_ni *ni);
+
+/* mcast.c */
+void grim_mc_net_init(struct grim_net *gn);
+int grim_mc_init(struct grim_ni *ni);
+int grim_mc_open(struct grim_ni *ni);
+void grim_mc_stop(struct grim_ni *ni);
+void grim_mc_drain(struct grim_ni *ni);
+void grim_mc_peers_changed(struct grim_ni *ni);
+void grim_ep_leave_all(struct grim_ep *ep);
 
 /* peer_cfg.c */
 int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,

@@ -93,6 +93,7 @@ static int __net_init grim_net_init(struct net *net)
 {
 	INIT_LIST_HEAD(&grim_pernet(net)->nis);
 	grim_ports_init(grim_pernet(net));
+	grim_mc_net_init(grim_pernet(net));
 	return 0;
 }
 

@@ -288,6 +288,7 @@ static void grim_peer_set_up(struct grim_ni *ni, struct grim_peer *peer)
 	smp_store_release(&peer->state, GRIM_PEER_UP);
 	trace_grim_peer_state(peer->node, peer->state);
 	grim_nl_peer_event(ni, peer);
+	grim_mc_peers_changed(ni);
 	grim_count(ni, peer, GRIM_STAT_PEER_UP);
 	netdev_dbg(ni->dev, "peer %u up\n", peer->node);
 	grim_peer_push_all(peer);
@@ -746,6 +747,7 @@ static void grim_peer_down(struct grim_ni *ni, struct grim_peer *peer)
 	WRITE_ONCE(peer->state, GRIM_PEER_DOWN);
 	trace_grim_peer_state(peer->node, peer->state);
 	grim_nl_peer_event(ni, peer);
+	grim_mc_peers_changed(ni);
 	grim_peer_flush(peer, -EHOSTUNREACH);
 	WRITE_ONCE(peer->lgen, grim_gen_next(peer->lgen));
 	WRITE_ONCE(peer->rgen, 0);

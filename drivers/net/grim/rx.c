@@ -844,7 +844,19 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 		rxs->reasm_got = plen;
 		return GRIM_RXF_TAKEN;
 	}
-	if (!ep->ops->reserve(ep, len)) {
+	cb = GRIM_MSG_CB(skb);
+	cb->node = peer->node;
+	cb->src_port = rxs->src_chan;
+	cb->dst_port = rxs->dst_chan;
+	cb->handler = w3 & 0xffff;
+	cb->flags = 0;
+	for (i = 0; i < 4; i++)
+		cb->arg[i] = ntohl(mh->arg[i]);
+	cb->group = 0;
+	cb->ticket = 0;
+	skb_pull(skb, GRIM_DATA_HLEN + GRIM_MSG_HLEN);
+	if (ep->ops->admit ? !ep->ops->admit(ep, cb, skb, len) :
+	    !ep->ops->reserve(ep, len)) {
 		grim_ep_put(ep);
 		rxs->refused = true;
 		grim_send_ctl(ni, peer, rxs, GRIM_FT_NACK, seq);
@@ -854,16 +866,6 @@ static int grim_rx_first(struct grim_ni *ni, struct grim_peer *peer,
 	if (rxs->refused)
 		rxs->unacked = GRIM_ACK_EVERY;
 	rxs->refused = false;
-
-	skb_pull(skb, GRIM_DATA_HLEN + GRIM_MSG_HLEN);
-	cb = GRIM_MSG_CB(skb);
-	cb->node = peer->node;
-	cb->src_port = rxs->src_chan;
-	cb->dst_port = rxs->dst_chan;
-	cb->handler = w3 & 0xffff;
-	cb->flags = 0;
-	for (i = 0; i < 4; i++)
-		cb->arg[i] = ntohl(mh->arg[i]);
 
 	if (last) {
 		grim_rx_deliver(ni, peer, ep, skb, len);

@@ -777,6 +777,17 @@ static struct sk_buff *grim_frame_msg(struct grim_txs *txs,
 	for (i = 0; i < 4; i++)
 		cb->arg[i] = ntohl(mh->arg[i]);
 	*len = skb->len - GRIM_DATA_HLEN - GRIM_MSG_HLEN;
+	/* A socket's message to a group went to the root with the group
+	 * in its first bytes.
+	 */
+	if (cb->dst_port == GRIM_PORT_MC_ROOT && cb->src_port < GRIM_PORT_DEV &&
+	    *len >= GRIM_GROUP_HLEN) {
+		__be32 group;
+
+		memcpy(&group, mh + 1, sizeof(group));
+		cb->flags = GRIM_MSG_F_GROUP;
+		cb->group = ntohl(group);
+	}
 	return skb;
 }
 

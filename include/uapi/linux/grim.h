@@ -50,17 +50,53 @@
 #define GRIM_PORT_DEV		0xff00
 #define GRIM_PORT_IP		0xff00	/* channel N is GRIM_PORT_IP + N */
 
+/* Ports of every link's multicast engine (see grim.rst, "Groups"). */
+#define GRIM_PORT_MC_ROOT	0xfffd	/* at the root: injections, joins */
+#define GRIM_PORT_MC		0xfffe	/* a tree's hops, parent to child */
+
+/*
+ * An endpoint (node, port), or, with @sgrim_group set, a group: then
+ * @sgrim_node and @sgrim_port are 0 when sending, and a message received
+ * through a group has its sender in @sgrim_node and @sgrim_port and the
+ * group in @sgrim_group (0 for a message sent to the socket itself).
+ */
 struct sockaddr_grim {
 	__kernel_sa_family_t	sgrim_family;	/* AF_GRIM */
 	__u16			sgrim_port;	/* endpoint (host byte order) */
 	__u32			sgrim_node;	/* node id (host byte order) */
-	__u32			sgrim_reserved[2];	/* must be zero */
+	__u32			sgrim_group;	/* group id, 0 for none */
+	__u32			sgrim_reserved;	/* must be zero */
 };
+
+/*
+ * Groups: ids from 1 to GRIM_GROUP_MAX name groups that sockets join
+ * (setsockopt GRIM_JOIN) and anyone sends to.  GRIM_GROUP_ALL, every
+ * node of the link, is reserved for broadcast.  A socket joins at most
+ * GRIM_GROUPS_PER_SOCKET groups (ENOBUFS past that).  A group message
+ * carries at most GRIM_GROUP_MAX_PAYLOAD bytes.
+ */
+#define GRIM_GROUP_MAX		0xfeffffffU
+#define GRIM_GROUP_ALL		0xffffffffU
+#define GRIM_GROUPS_PER_SOCKET	64
+#define GRIM_GROUP_HLEN		24
+#define GRIM_GROUP_MAX_PAYLOAD	(GRIM_MAX_PAYLOAD - GRIM_GROUP_HLEN)
 
 /* Control message types at level SOL_GRIM. */
 enum {
 	GRIM_AM = 1,	/* struct grim_am: active-message header fields */
 	GRIM_RECVERR = 2, /* struct sock_extended_err, on the error queue */
+	GRIM_GROUP = 3,	/* struct grim_group_info: a group message */
+};
+
+/*
+ * A message received through a group: the group and the message's
+ * ticket, its place in the group's one order (every member sees the
+ * group's messages in increasing ticket order, modulo 2^32).  Returned
+ * when the caller passes a control buffer.
+ */
+struct grim_group_info {
+	__u32	group;
+	__u32	ticket;
 };
 
 /*
@@ -93,6 +129,8 @@ struct grim_am {
 /* Socket options at level SOL_GRIM. */
 enum {
 	GRIM_LOCAL_NODE = 1,	/* get: __u32 node id of the local NI */
+	GRIM_JOIN = 2,		/* set: __u32 group id to join */
+	GRIM_LEAVE = 3,		/* set: __u32 group id to leave */
 };
 
 /* rtnetlink attributes of the "grim" link kind (IFLA_INFO_DATA). */

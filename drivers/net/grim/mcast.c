@@ -1,0 +1,1564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GRIM NI driver: groups, and multicast by NI recycling.
+ *
+ * A sender hands a group message to its NI once.  The NI sends it, as an
+ * ordinary reliable message, to the root of the group's tree, on the
+ * root's port GRIM_PORT_MC_ROOT.  The root stamps it with the group's
+ * next ticket and passes it down the tree: every NI of the tree takes it
+ * from its parent on port GRIM_PORT_MC, delivers it to the sockets of
+ * its namespace that joined the group, and sends it on to at most two
+ * children.  Every hop is the reliable transport, so a hop is
+ * acknowledged once the next NI has queued the message, and a full NI
+ * refuses it (NACK) and its parent tries again.
+ *
+ * The tree: the root, then the member NIs in ascending node id order,
+ * laid out as a binary heap (the children of entry i are 2i + 1 and
+ * 2i + 2), so every parent has a smaller id than its children and one
+ * queue per NI cannot deadlock (the seed's rule).  The root of every
+ * group of a link is the link's leader: the smallest node id among the
+ * NI and its peers that are up.  It keeps the groups' members (NIs send
+ * it JOIN and LEAVE) and their ticket counters.
+ *
+ * Membership changes travel in-band: the root sends a TREE message, with
+ * the whole new list, through the new tree, as the next ticket of the
+ * group; an NI applies it to the messages that follow it.  An NI takes
+ * only the ticket it expects next from the tree: one further on (a new
+ * parent's, overtaking what the old parent still holds) is refused and
+ * comes again; one it has taken already is acknowledged and dropped.  So
+ * every NI sees every message of the group once, in ticket order.  When
+ * a member NI goes down, the root's next TREE is flagged RESYNC: an NI
+ * below it that waits for tickets the dead NI held takes it and goes on
+ * from there (the skipped tickets are counted, mc_skipped).
+ *
+ * Locking: mc->lock (BH) guards the groups; the endpoints' ops run under
+ * the NI's peer and stream locks and only queue.  The work (process
+ * context, never two at once) forwards, delivers and sends.
+ */
+#include <linux/hash.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "grim.h"
+
+/* Tree messages (port GRIM_PORT_MC): the handler's low byte says which,
+ * its high byte holds flags; the arguments carry the group, the ticket,
+ * and the root: its node id and its term (drawn when its NI starts, so
+ * that a root that restarted is a new one).  A DATA message's payload
+ * starts with struct grim_mc_data, an injection's with struct
+ * grim_mc_inj (of the same size: the root turns one into the other in
+ * place); a TREE message's payload is struct grim_mc_tree, then the
+ * node ids of the tree (__be32), the root first, ascending.
+ */
+enum {
+	GRIM_MC_DATA = 1,
+	GRIM_MC_TREE = 2,
+	GRIM_MC_JOIN = 3,	/* to the root, from its GRIM_PORT_MC_ROOT */
+	GRIM_MC_LEAVE = 4,
+	GRIM_MC_SKIP = 5,	/* parent to child: the tickets before this
+				 * one will not come from me (I skipped them)
+				 */
+	GRIM_MC_RELAY = 6,	/* to the root, from an NI the sender took
+				 * for the root: a DATA message to ticket
+				 */
+};
+
+#define GRIM_MC_KIND(h)		((h) & 0xff)
+#define GRIM_MC_FLAGS(h)	((h) >> 8)
+/* TREE flags */
+#define GRIM_MC_F_RESYNC	0x01	/* a member went down: every NI takes
+					 * it, past a gap
+					 */
+#define GRIM_MC_F_JOIN		0x02	/* the answer to @joiner's join */
+#define GRIM_MC_F_SINCE		0x04	/* @joiner left at ticket @since: it
+					 * takes this tree once it has every
+					 * ticket before that one
+					 */
+#define GRIM_MC_F_FORCE		0x08	/* @joiner takes it as it is (it was
+					 * dropped as down)
+					 */
+
+struct grim_mc_data {
+	__be32	arg[4];		/* the sender's active-message arguments */
+	__be32	origin;		/* the sender's node */
+	__be16	handler;	/* ... its handler */
+	__be16	port;		/* ... and its port */
+};
+
+struct grim_mc_inj {
+	__be32	group;
+	__be32	reserved[5];
+};
+
+struct grim_mc_tree {
+	__be32	joiner;		/* with GRIM_MC_F_JOIN */
+	__be32	since;		/* with GRIM_MC_F_SINCE */
+};
+
+static_assert(sizeof(struct grim_mc_data) == GRIM_GROUP_HLEN);
+static_assert(sizeof(struct grim_mc_inj) == GRIM_GROUP_HLEN);
+
+/* How the endpoints' admit() classed a tree message, for deliver(),
+ * and whether the NI skipped tickets to take it, for the work.
+ */
+#define GRIM_MC_CB_NEXT		0x0100
+#define GRIM_MC_CB_SKIPPED	0x0200
+
+#define GRIM_MC_MEM		(8 << 20)	/* bytes an NI holds for groups */
+#define GRIM_MC_FWD_MAX		1024	/* copies in flight to children */
+#define GRIM_MC_MAX_GROUPS	4096	/* groups an NI knows */
+#define GRIM_MC_RETRY		(HZ / 50)	/* a member socket was full */
+
+/* A member that left, as its root remembers it. */
+struct grim_mc_left {
+	u32 node;
+	u32 ticket;		/* of the tree without it */
+	bool down;		/* dropped as down, not left */
+};
+
+struct grim_mc_group {
+	struct hlist_node hnode;	/* mc->groups */
+	struct list_head busy_link;	/* on mc->busy while @q has work */
+	u32 id;
+	/* What the NI takes from the tree: the root's tickets, @expect
+	 * next.
+	 */
+	bool known;
+	u32 root;
+	u32 term;
+	u32 expect;
+	/* The tree as applied to the messages processed so far. */
+	bool in_tree;		/* we deliver to our members */
+	u32 parent;		/* 0: none (the root, or not in it) */
+	u32 child[2];		/* 0: none */
+	/* Since when (jiffies) the NI refuses the tickets past @expect,
+	 * waiting for it (0: it does not).
+	 */
+	unsigned long stalled;
+	u32 stalled_at;
+	/* At the root: the member NIs (ascending), those that left, and
+	 * the next ticket.
+	 */
+	u32 ndir;
+	u32 *dir;
+	u32 nleft;
+	struct grim_mc_left *left;
+	u32 next_ticket;
+	/* Taken, in ticket order: to forward and deliver. */
+	struct sk_buff_head q;
+};
+
+static struct grim_mc *grim_mc_of_ep(struct grim_ep *ep)
+{
+	return container_of(ep, struct grim_mc_ep, ep)->mc;
+}
+
+static struct grim_ni *grim_mc_ni(struct grim_mc *mc)
+{
+	return container_of(mc, struct grim_ni, mc);
+}
+
+static void grim_mc_kick(struct grim_mc *mc, unsigned long delay)
+{
+	if (READ_ONCE(mc->up))
+		mod_delayed_work(system_wq, &mc->work, delay);
+}
+
+/* A message the NI passes on (a copy for a child, a message relayed to
+ * the root) leaves it: acknowledged, or failed.
+ */
+static void grim_mc_fwd_done(struct sk_buff *skb)
+{
+	struct grim_ni *ni = netdev_priv(skb->dev);
+
+	atomic_dec(&ni->mc.fwd);
+}
+
+/* mc->lock held. */
+static struct grim_mc_group *grim_mc_find(struct grim_mc *mc, u32 id)
+{
+	struct grim_mc_group *g;
+
+	hlist_for_each_entry(g, &mc->groups[hash_32(id, GRIM_MC_HASH_BITS)],
+			     hnode)
+		if (g->id == id)
+			return g;
+	return NULL;
+}
+
+static struct grim_mc_group *grim_mc_get(struct grim_mc *mc, u32 id)
+{
+	struct grim_mc_group *g = grim_mc_find(mc, id);
+
+	if (g || mc->ngroups >= GRIM_MC_MAX_GROUPS)
+		return g;
+	g = kzalloc(sizeof(*g), GFP_ATOMIC);
+	if (!g)
+		return NULL;
+	g->id = id;
+	INIT_LIST_HEAD(&g->busy_link);
+	skb_queue_head_init(&g->q);
+	hlist_add_head(&g->hnode,
+		       &mc->groups[hash_32(id, GRIM_MC_HASH_BITS)]);
+	mc->ngroups++;
+	return g;
+}
+
+static void grim_mc_free_group(struct grim_mc *mc, struct grim_mc_group *g)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(&g->q))) {
+		mc->held -= skb->len;
+		kfree_skb(skb);
+	}
+	list_del(&g->busy_link);
+	hlist_del(&g->hnode);
+	mc->ngroups--;
+	kfree(g->dir);
+	kfree(g->left);
+	kfree(g);
+}
+
+/* Queue @skb (taken, in ticket order) for the work. */
+static void grim_mc_enqueue(struct grim_mc *mc, struct grim_mc_group *g,
+			    struct sk_buff *skb)
+{
+	__skb_queue_tail(&g->q, skb);
+	if (list_empty(&g->busy_link))
+		list_add_tail(&g->busy_link, &mc->busy);
+}
+
+/* Local members: the namespace's table of joined endpoints. */
+
+static struct hlist_head *grim_sub_bucket(struct grim_net *gn, u32 group)
+{
+	return &gn->mc_subs[hash_32(group, GRIM_SUB_HASH_BITS)];
+}
+
+/* Whether an endpoint of @gn joined @group; RCU or gn->mc_lock held. */
+static bool grim_mc_has_local(struct grim_net *gn, u32 group)
+{
+	struct grim_mc_sub *sub;
+
+	hlist_for_each_entry_rcu(sub, grim_sub_bucket(gn, group), hnode,
+				 lockdep_is_held(&gn->mc_lock))
+		if (sub->group == group)
+			return true;
+	return false;
+}
+
+/* Tell every running NI of @net that its namespace joined or left
+ * @group: they tell their roots.
+ */
+static void grim_mc_local_event(struct net *net, u32 group, bool join)
+{
+	struct grim_mc_group *g;
+	struct grim_ni *ni;
+	struct sk_buff *skb;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
+		if (!READ_ONCE(ni->mc.up))
+			continue;
+		/* The namespace's first member: it gets messages from the
+		 * tree that has the NI in it on, and the joiner waits for
+		 * that tree.
+		 */
+		spin_lock_bh(&ni->mc.lock);
+		g = join ? grim_mc_get(&ni->mc, group) : NULL;
+		if (g && ni->mc.leader != ni->node)
+			g->in_tree = false;
+		spin_unlock_bh(&ni->mc.lock);
+		skb = alloc_skb(0, GFP_ATOMIC);
+		if (!skb) {
+			/* Told again when the root changes. */
+			grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+			continue;
+		}
+		memset(skb->cb, 0, sizeof(struct grim_msg_cb));
+		GRIM_MSG_CB(skb)->node = ni->node;
+		GRIM_MSG_CB(skb)->handler = join ? GRIM_MC_JOIN : GRIM_MC_LEAVE;
+		GRIM_MSG_CB(skb)->arg[0] = group;
+		GRIM_MSG_CB(skb)->arg[1] = join;	/* a first member */
+		skb_queue_tail(&ni->mc.ctlq, skb);
+		grim_mc_kick(&ni->mc, 0);
+	}
+	rcu_read_unlock();
+}
+
+/* Whether a running NI of @net is in @group's tree. */
+static bool grim_mc_joined(struct net *net, u32 group)
+{
+	struct grim_mc_group *g;
+	bool any = false, in = false;
+	struct grim_ni *ni;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
+		if (!READ_ONCE(ni->mc.up))
+			continue;
+		any = true;
+		spin_lock_bh(&ni->mc.lock);
+		g = grim_mc_find(&ni->mc, group);
+		in = g && g->in_tree;
+		spin_unlock_bh(&ni->mc.lock);
+		if (in)
+			break;
+	}
+	rcu_read_unlock();
+	return in || !any;
+}
+
+int grim_ep_join(struct grim_ep *ep, u32 group)
+{
+	struct net *net = read_pnet(&ep->net);
+	struct grim_net *gn = grim_pernet(net);
+	struct grim_mc_sub *sub, *s;
+	bool first;
+	int err;
+
+	if (ep->dev || !group || group > GRIM_GROUP_MAX)
+		return -EINVAL;
+	if (!READ_ONCE(ep->port)) {
+		err = grim_ep_bind(ep, 0);
+		if (err && err != -EINVAL)	/* -EINVAL: bound meanwhile */
+			return err;
+	}
+	sub = kzalloc(sizeof(*sub), GFP_KERNEL);
+	if (!sub)
+		return -ENOMEM;
+	sub->group = group;
+	sub->ep = ep;
+
+	spin_lock_bh(&gn->mc_lock);
+	list_for_each_entry(s, &ep->groups, ep_link) {
+		if (s->group == group) {
+			err = -EADDRINUSE;
+			goto unlock;
+		}
+	}
+	if (ep->ngroups >= GRIM_GROUPS_PER_SOCKET) {
+		err = -ENOBUFS;
+		goto unlock;
+	}
+	first = !grim_mc_has_local(gn, group);
+	list_add_tail(&sub->ep_link, &ep->groups);
+	ep->ngroups++;
+	hlist_add_head_rcu(&sub->hnode, grim_sub_bucket(gn, group));
+	spin_unlock_bh(&gn->mc_lock);
+
+	if (first)
+		grim_mc_local_event(net, group, true);
+	wait_event_interruptible_timeout(gn->mc_wait,
+					 grim_mc_joined(net, group),
+					 msecs_to_jiffies(GRIM_JOIN_WAIT_MS));
+	return 0;
+
+unlock:
+	spin_unlock_bh(&gn->mc_lock);
+	kfree(sub);
+	return err;
+}
+EXPORT_SYMBOL_GPL(grim_ep_join);
+
+/* gn->mc_lock held; returns whether @sub's group has no member left. */
+static bool grim_mc_sub_del(struct grim_net *gn, struct grim_mc_sub *sub)
+{
+	struct grim_ep *ep = sub->ep;
+
+	hlist_del_rcu(&sub->hnode);
+	list_del(&sub->ep_link);
+	ep->ngroups--;
+	kfree_rcu(sub, rcu);
+	return !grim_mc_has_local(gn, sub->group);
+}
+
+int grim_ep_leave(struct grim_ep *ep, u32 group)
+{
+	struct net *net = read_pnet(&ep->net);
+	struct grim_net *gn = grim_pernet(net);
+	struct grim_mc_sub *sub;
+	bool last = false, found = false;
+
+	spin_lock_bh(&gn->mc_lock);
+	list_for_each_entry(sub, &ep->groups, ep_link) {
+		if (sub->group == group) {
+			found = true;
+			last = grim_mc_sub_del(gn, sub);
+			break;
+		}
+	}
+	spin_unlock_bh(&gn->mc_lock);
+	if (!found)
+		return -EADDRNOTAVAIL;
+	if (last)
+		grim_mc_local_event(net, group, false);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(grim_ep_leave);
+
+/* The endpoint is unbound: it leaves every group. */
+void grim_ep_leave_all(struct grim_ep *ep)
+{
+	struct net *net = read_pnet(&ep->net);
+	struct grim_net *gn = grim_pernet(net);
+	struct grim_mc_sub *sub;
+	u32 group;
+	bool last;
+
+	for (;;) {
+		spin_lock_bh(&gn->mc_lock);
+		sub = list_first_entry_or_null(&ep->groups, struct grim_mc_sub,
+					       ep_link);
+		if (!sub) {
+			spin_unlock_bh(&gn->mc_lock);
+			return;
+		}
+		group = sub->group;
+		last = grim_mc_sub_del(gn, sub);
+		spin_unlock_bh(&gn->mc_lock);
+		if (last)
+			grim_mc_local_event(net, group, false);
+	}
+}
+
+void grim_mc_net_init(struct grim_net *gn)
+{
+	int i;
+
+	spin_lock_init(&gn->mc_lock);
+	init_waitqueue_head(&gn->mc_wait);
+	for (i = 0; i < ARRAY_SIZE(gn->mc_subs); i++)
+		INIT_HLIST_HEAD(&gn->mc_subs[i]);
+}
+
+/* Sending to a group: once, to the root. */
+
+int grim_ni_send_group(struct grim_ep *ep, struct sk_buff *skb, u32 group,
+		       gfp_t gfp)
+{
+	struct net *net = read_pnet(&ep->net);
+	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+	struct grim_mc_inj *inj;
+	struct grim_ni *ni;
+	u32 leader = 0;
+	int err;
+
+	if (ep->dev || !group || group > GRIM_GROUP_MAX) {
+		err = -EINVAL;
+		goto free;
+	}
+	if (skb->len > GRIM_GROUP_MAX_PAYLOAD) {
+		err = -EMSGSIZE;
+		goto free;
+	}
+	rcu_read_lock();
+	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
+		if (READ_ONCE(ni->mc.up)) {
+			leader = READ_ONCE(ni->mc.leader);
+			grim_count(ni, NULL, GRIM_STAT_MC_INJECTED);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	if (!leader) {
+		err = -ENETUNREACH;
+		goto free;
+	}
+	if (skb_cow_head(skb, GRIM_GROUP_HLEN)) {
+		err = -ENOBUFS;
+		goto free;
+	}
+	inj = skb_push(skb, sizeof(*inj));
+	memset(inj, 0, sizeof(*inj));
+	inj->group = htonl(group);
+	cb->node = leader;
+	cb->dst_port = GRIM_PORT_MC_ROOT;
+	cb->flags |= GRIM_MSG_F_GROUP;
+	cb->group = group;
+	cb->ticket = 0;
+	return grim_ni_send(ep, skb, gfp);
+
+free:
+	kfree_skb(skb);
+	return err;
+}
+EXPORT_SYMBOL_GPL(grim_ni_send_group);
+
+/* The NI's two endpoints. */
+
+static bool grim_mc_ep_get(struct grim_ep *ep)
+{
+	return READ_ONCE(grim_mc_of_ep(ep)->up);
+}
+
+static void grim_mc_ep_put(struct grim_ep *ep)
+{
+}
+
+/* Room for @len more bytes, and for copies to the children.  mc->lock. */
+static bool grim_mc_room(struct grim_mc *mc, unsigned int len)
+{
+	if (atomic_read(&mc->fwd) >= GRIM_MC_FWD_MAX)
+		return false;
+	return !mc->held || mc->held + len <= GRIM_MC_MEM;
+}
+
+/* The class of a tree message for this NI. */
+enum {
+	GRIM_MC_NEXT,		/* take it: the ticket the NI waits for */
+	GRIM_MC_OLD,		/* drop it: taken already, or of a root the
+				 * NI no longer follows
+				 */
+	GRIM_MC_LATER,		/* refuse it for now: tickets before it must
+				 * come first, or its root is not yet known
+				 */
+};
+
+/* Whether the parent of @g's NI in the last tree applied is down. */
+static bool grim_mc_orphan(struct grim_ni *ni, struct grim_mc_group *g);
+
+/* An NI refused the tickets past the one it waits for, from any parent,
+ * for this long: it takes the next one that comes, and counts what it
+ * skipped.  What no NI will ever send again (held by an NI that
+ * restarted faster than its peers saw it down) stalls a group no
+ * longer than this.
+ */
+static unsigned long grim_mc_stall_max(struct grim_ni *ni)
+{
+	return msecs_to_jiffies(2 * READ_ONCE(ni->dead_ms));
+}
+
+/* Class tree message @cb (with @t, the head of a TREE's payload) for
+ * group @g (NULL: unknown).  mc->lock held.
+ */
+static int grim_mc_class(struct grim_mc *mc, struct grim_mc_group *g,
+			 const struct grim_msg_cb *cb,
+			 const struct grim_mc_tree *t)
+{
+	u32 kind = GRIM_MC_KIND(cb->handler), ticket = cb->arg[1];
+	u32 flags = GRIM_MC_FLAGS(cb->handler);
+	struct grim_ni *ni = grim_mc_ni(mc);
+
+	if (!g || !g->known || g->root != cb->arg[3] ||
+	    g->term != cb->arg[2]) {
+		/* A new root's first tree, once we take it for the root. */
+		if (kind != GRIM_MC_TREE)
+			return GRIM_MC_OLD;
+		return cb->arg[3] == mc->leader ? GRIM_MC_NEXT : GRIM_MC_LATER;
+	}
+	if (kind == GRIM_MC_SKIP)
+		return grim_seq_after(ticket, g->expect) ? GRIM_MC_NEXT :
+							    GRIM_MC_OLD;
+	if (ticket == g->expect)
+		return GRIM_MC_NEXT;
+	if (grim_seq_before(ticket, g->expect))
+		return GRIM_MC_OLD;
+	/* Past a gap.  After a member went down: if our parent was that
+	 * member, what it held is gone.
+	 */
+	if (kind == GRIM_MC_TREE && (flags & GRIM_MC_F_RESYNC) &&
+	    grim_mc_orphan(ni, g))
+		return GRIM_MC_NEXT;
+	/* Our join: past the tickets sent while we were out of the tree,
+	 * once we have those from before we left.
+	 */
+	if (kind == GRIM_MC_TREE && (flags & GRIM_MC_F_JOIN) &&
+	    ntohl(t->joiner) == ni->node &&
+	    ((flags & GRIM_MC_F_FORCE) ||
+	     ((flags & GRIM_MC_F_SINCE) &&
+	      !grim_seq_before(g->expect, ntohl(t->since)))))
+		return GRIM_MC_NEXT;
+	if (!g->stalled || g->stalled_at != g->expect) {
+		g->stalled = jiffies ?: 1;
+		g->stalled_at = g->expect;
+	} else if (time_after(jiffies, g->stalled + grim_mc_stall_max(ni))) {
+		return GRIM_MC_NEXT;
+	}
+	return GRIM_MC_LATER;
+}
+
+/* The head of a TREE message whose data starts at @skb's. */
+static void grim_mc_tree_head(const struct grim_msg_cb *cb,
+			      const struct sk_buff *skb,
+			      struct grim_mc_tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (GRIM_MC_KIND(cb->handler) == GRIM_MC_TREE &&
+	    skb_copy_bits(skb, 0, t, sizeof(*t)))
+		memset(t, 0, sizeof(*t));
+}
+
+static bool grim_mc_tree_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
+			       const struct sk_buff *first, unsigned int len)
+{
+	struct grim_mc *mc = grim_mc_of_ep(ep);
+	struct grim_mc_tree t;
+	int class;
+
+	if (cb->src_port != GRIM_PORT_MC ||
+	    (GRIM_MC_KIND(cb->handler) != GRIM_MC_DATA &&
+	     GRIM_MC_KIND(cb->handler) != GRIM_MC_TREE &&
+	     GRIM_MC_KIND(cb->handler) != GRIM_MC_SKIP))
+		return true;	/* dropped by deliver() */
+	grim_mc_tree_head(cb, first, &t);
+	spin_lock_bh(&mc->lock);
+	class = grim_mc_class(mc, grim_mc_find(mc, cb->arg[0]), cb, &t);
+	if (class == GRIM_MC_LATER || !grim_mc_room(mc, len)) {
+		spin_unlock_bh(&mc->lock);
+		grim_count(grim_mc_ni(mc), NULL, GRIM_STAT_MC_REFUSED);
+		return false;
+	}
+	if (class == GRIM_MC_NEXT)
+		cb->flags |= GRIM_MC_CB_NEXT;
+	mc->held += len;
+	spin_unlock_bh(&mc->lock);
+	return true;
+}
+
+static void grim_mc_unreserve(struct grim_ep *ep, unsigned int len)
+{
+	struct grim_mc *mc = grim_mc_of_ep(ep);
+
+	spin_lock_bh(&mc->lock);
+	mc->held -= len;
+	spin_unlock_bh(&mc->lock);
+}
+
+static void grim_mc_tree_deliver(struct grim_ep *ep, struct sk_buff *skb,
+				 unsigned int reserved)
+{
+	struct grim_mc *mc = grim_mc_of_ep(ep);
+	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+	struct grim_ni *ni = grim_mc_ni(mc);
+	enum grim_stat why = GRIM_STAT_MC_DUPS;
+	struct grim_mc_group *g;
+	struct grim_mc_tree t;
+
+	grim_mc_tree_head(cb, skb, &t);
+	spin_lock_bh(&mc->lock);
+	mc->held -= reserved;
+	if (!(cb->flags & GRIM_MC_CB_NEXT)) {
+		g = grim_mc_find(mc, cb->arg[0]);
+		if (cb->src_port != GRIM_PORT_MC || !g || g->root != cb->arg[3])
+			why = GRIM_STAT_MC_STALE;
+		goto drop;
+	}
+	g = grim_mc_get(mc, cb->arg[0]);
+	if (!g) {
+		why = GRIM_STAT_DROP_NOMEM;
+		goto drop;
+	}
+	/* Classed again: another copy of it may have come first. */
+	if (grim_mc_class(mc, g, cb, &t) != GRIM_MC_NEXT)
+		goto drop;
+	cb->flags &= ~GRIM_MC_CB_NEXT;
+	if (g->known && g->root == cb->arg[3] && g->term == cb->arg[2] &&
+	    cb->arg[1] != g->expect) {
+		/* Our children would wait for these: they are told. */
+		cb->flags |= GRIM_MC_CB_SKIPPED;
+		grim_count_add(ni, NULL, GRIM_STAT_MC_SKIPPED,
+			       cb->arg[1] - g->expect);
+	}
+	g->known = true;
+	g->root = cb->arg[3];
+	g->term = cb->arg[2];
+	g->expect = cb->arg[1] +
+		    (GRIM_MC_KIND(cb->handler) != GRIM_MC_SKIP);
+	g->stalled = 0;
+	mc->held += skb->len;
+	grim_mc_enqueue(mc, g, skb);
+	spin_unlock_bh(&mc->lock);
+	grim_mc_kick(mc, 0);
+	return;
+
+drop:
+	spin_unlock_bh(&mc->lock);
+	grim_count(ni, NULL, why);
+	kfree_skb(skb);
+}
+
+/* At the root: injections from senders, and joins and leaves from NIs. */
+static bool grim_mc_root_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
+			       const struct sk_buff *first, unsigned int len)
+{
+	struct grim_mc *mc = grim_mc_of_ep(ep);
+	bool ok;
+
+	spin_lock_bh(&mc->lock);
+	/* Joins and leaves are always taken: they hold nothing. */
+	ok = (cb->src_port == GRIM_PORT_MC_ROOT &&
+	      cb->handler != GRIM_MC_RELAY) || grim_mc_room(mc, len);
+	if (ok)
+		mc->held += len;
+	spin_unlock_bh(&mc->lock);
+	if (!ok)
+		grim_count(grim_mc_ni(mc), NULL, GRIM_STAT_MC_REFUSED);
+	return ok;
+}
+
+/* At the root: @skb, a DATA message with its header written (and
+ * charged to mc->held), is the next of group @group.  Elsewhere: relayed
+ * to the root (node ids fall along the way: each NI relays to a smaller
+ * one).  mc->lock held.
+ */
+static void grim_mc_ticket(struct grim_ni *ni, struct sk_buff *skb,
+			   u32 group, struct sk_buff_head *relay)
+{
+	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+	struct grim_mc *mc = &ni->mc;
+	struct grim_mc_group *g;
+	u32 ticket;
+
+	memset(cb, 0, sizeof(*cb));
+	cb->arg[0] = group;
+	if (mc->leader != ni->node) {
+		mc->held -= skb->len;
+		cb->handler = GRIM_MC_RELAY;
+		skb_orphan(skb);
+		skb->dev = ni->dev;
+		skb->destructor = grim_mc_fwd_done;
+		atomic_inc(&mc->fwd);
+		__skb_queue_tail(relay, skb);
+		return;
+	}
+	g = grim_mc_find(mc, group);
+	if (!g || !g->ndir) {
+		mc->held -= skb->len;
+		grim_count(ni, NULL, GRIM_STAT_MC_NO_MEMBERS);
+		consume_skb(skb);
+		return;
+	}
+	ticket = g->next_ticket++;
+	cb->handler = GRIM_MC_DATA;
+	cb->arg[1] = ticket;
+	cb->arg[2] = mc->term;
+	cb->arg[3] = ni->node;
+	g->known = true;
+	g->root = ni->node;
+	g->term = mc->term;
+	g->expect = ticket + 1;
+	grim_mc_enqueue(mc, g, skb);
+	grim_count(ni, NULL, GRIM_STAT_MC_TICKETED);
+}
+
+static void grim_mc_root_deliver(struct grim_ep *ep, struct sk_buff *skb,
+				 unsigned int reserved)
+{
+	struct grim_mc *mc = grim_mc_of_ep(ep);
+	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+	struct grim_ni *ni = grim_mc_ni(mc);
+	enum grim_stat why = GRIM_STAT_DROP_MSG;
+	struct grim_mc_inj inj;
+	struct grim_mc_data *d;
+
+	/* A message to pass on stays charged, @reserved == skb->len. */
+	if (cb->src_port == GRIM_PORT_MC_ROOT) {
+		/* From another NI: joins, leaves, relayed messages. */
+		if (cb->handler != GRIM_MC_RELAY)
+			grim_mc_unreserve(ep, reserved);
+		if (cb->handler != GRIM_MC_JOIN &&
+		    cb->handler != GRIM_MC_LEAVE &&
+		    cb->handler != GRIM_MC_RELAY) {
+			grim_count(ni, NULL, why);
+			kfree_skb(skb);
+			return;
+		}
+		skb_queue_tail(&mc->ctlq, skb);
+		grim_mc_kick(mc, 0);
+		return;
+	}
+	/* From a sender: the header becomes a DATA message's. */
+	if (cb->src_port >= GRIM_PORT_DEV ||
+	    skb_copy_bits(skb, 0, &inj, sizeof(inj)))
+		goto drop;
+	if (skb_ensure_writable(skb, sizeof(*d))) {
+		why = GRIM_STAT_DROP_NOMEM;
+		goto drop;
+	}
+	d = (struct grim_mc_data *)skb->data;
+	d->arg[0] = htonl(cb->arg[0]);
+	d->arg[1] = htonl(cb->arg[1]);
+	d->arg[2] = htonl(cb->arg[2]);
+	d->arg[3] = htonl(cb->arg[3]);
+	d->origin = htonl(cb->node);
+	d->handler = htons(cb->handler);
+	d->port = htons(cb->src_port);
+	memset(cb, 0, sizeof(*cb));
+	cb->handler = GRIM_MC_RELAY;
+	cb->arg[0] = ntohl(inj.group);
+	skb_queue_tail(&mc->ctlq, skb);
+	grim_mc_kick(mc, 0);
+	return;
+
+drop:
+	grim_mc_unreserve(ep, reserved);
+	grim_count(ni, NULL, why);
+	kfree_skb(skb);
+}
+
+static void grim_mc_tx_failed(struct grim_ep *ep, struct sk_buff *msg,
+			      const struct grim_msg_cb *cb, unsigned int len,
+			      int err)
+{
+	struct grim_mc *mc = grim_mc_of_ep(ep);
+
+	/* A join that did not reach the root: tell it everything again. */
+	if (cb->handler == GRIM_MC_JOIN && cb->dst_port == GRIM_PORT_MC_ROOT) {
+		WRITE_ONCE(mc->rejoin, true);
+		grim_mc_kick(mc, HZ / 10);
+	}
+	kfree_skb(msg);
+}
+
+/* Nobody waits for what a stopped link sent. */
+static bool grim_mc_orphaned(const struct grim_ep *ep)
+{
+	return !READ_ONCE(container_of(ep, struct grim_mc_ep, ep)->mc->up);
+}
+
+static void grim_mc_info(const struct grim_ep *ep, struct grim_ep_info *info)
+{
+}
+
+static const struct grim_ep_ops grim_mc_tree_ops = {
+	.get		= grim_mc_ep_get,
+	.put		= grim_mc_ep_put,
+	.admit		= grim_mc_tree_admit,
+	.unreserve	= grim_mc_unreserve,
+	.deliver	= grim_mc_tree_deliver,
+	.tx_failed	= grim_mc_tx_failed,
+	.orphaned	= grim_mc_orphaned,
+	.info		= grim_mc_info,
+};
+
+static const struct grim_ep_ops grim_mc_root_ops = {
+	.get		= grim_mc_ep_get,
+	.put		= grim_mc_ep_put,
+	.admit		= grim_mc_root_admit,
+	.unreserve	= grim_mc_unreserve,
+	.deliver	= grim_mc_root_deliver,
+	.tx_failed	= grim_mc_tx_failed,
+	.orphaned	= grim_mc_orphaned,
+	.info		= grim_mc_info,
+};
+
+/* The work: roots, trees, forwarding and delivery. */
+
+/* @skb as a message from one of the NI's endpoints to @port of @node. */
+static struct sk_buff *grim_mc_out(struct sk_buff *skb, u32 node, u16 port)
+{
+	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+
+	cb->node = node;
+	cb->dst_port = port;
+	cb->flags = 0;
+	return skb;
+}
+
+/* Copies of tree message @skb for the children of @g, onto @out. */
+static void grim_mc_forward(struct grim_ni *ni, struct grim_mc_group *g,
+			    struct sk_buff *skb, struct sk_buff_head *out)
+{
+	struct sk_buff *copy;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!g->child[i])
+			continue;
+		copy = skb_clone(skb, GFP_ATOMIC);
+		if (!copy) {
+			/* The child waits for this ticket until a resync
+			 * tree; rare, and counted.
+			 */
+			grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+			continue;
+		}
+		memcpy(copy->cb, skb->cb, sizeof(struct grim_msg_cb));
+		grim_mc_out(copy, g->child[i], GRIM_PORT_MC);
+		copy->dev = ni->dev;
+		copy->destructor = grim_mc_fwd_done;
+		atomic_inc(&ni->mc.fwd);
+		__skb_queue_tail(out, copy);
+		if (GRIM_MC_KIND(GRIM_MSG_CB(skb)->handler) == GRIM_MC_DATA)
+			grim_count(ni, NULL, GRIM_STAT_MC_TX_COPIES);
+	}
+}
+
+/* Apply TREE message @skb to @g: its children, for what follows. */
+static void grim_mc_apply_tree(struct grim_ni *ni, struct grim_mc_group *g,
+			       struct sk_buff *skb)
+{
+	const unsigned int off = sizeof(struct grim_mc_tree);
+	unsigned int n = (skb->len - off) / sizeof(__be32), i, self = n;
+	__be32 id;
+	u32 prev = 0;
+
+	g->child[0] = 0;
+	g->child[1] = 0;
+	g->parent = 0;
+	g->in_tree = false;
+	if (skb->len < off || (skb->len - off) % sizeof(__be32) || !n ||
+	    n > GRIM_MAX_PEERS + 1)
+		goto bad;
+	for (i = 0; i < n; i++) {
+		if (skb_copy_bits(skb, off + i * sizeof(id), &id, sizeof(id)))
+			goto bad;
+		if ((i && ntohl(id) <= prev) || !id ||
+		    (!i && ntohl(id) != GRIM_MSG_CB(skb)->arg[3]))
+			goto bad;
+		if (ntohl(id) == ni->node)
+			self = i;
+		prev = ntohl(id);
+	}
+	if (self == n)
+		return;		/* not in it (any more) */
+	g->in_tree = true;
+	if (self) {
+		if (skb_copy_bits(skb, off + (self - 1) / 2 * sizeof(id), &id,
+				  sizeof(id)))
+			goto bad;
+		g->parent = ntohl(id);
+	}
+	for (i = 0; i < 2 && 2 * self + 1 + i < n; i++) {
+		if (skb_copy_bits(skb, off + (2 * self + 1 + i) * sizeof(id),
+				  &id, sizeof(id)))
+			goto bad;
+		g->child[i] = ntohl(id);
+	}
+	return;
+bad:
+	grim_count(ni, NULL, GRIM_STAT_DROP_MSG);
+}
+
+/* Deliver DATA message @skb to every local member of @g: to all or to
+ * none, so that a full socket holds the group back rather than miss a
+ * message.  Returns false when one had no room.
+ */
+static bool grim_mc_deliver_local(struct grim_ni *ni, struct grim_mc_group *g,
+				  struct sk_buff *skb)
+{
+	struct grim_net *gn = grim_pernet(dev_net(ni->dev));
+	const struct grim_msg_cb *mcb = GRIM_MSG_CB(skb);
+	unsigned int len = skb->len - sizeof(struct grim_mc_data), n = 0, i;
+	struct grim_ep *eps[GRIM_MC_LOCAL_MAX];
+	struct grim_mc_data d;
+	struct grim_mc_sub *sub;
+	struct grim_msg_cb *cb;
+	struct sk_buff *copy;
+	bool ok = true;
+	int k;
+
+	if (skb->len < sizeof(d) || skb_copy_bits(skb, 0, &d, sizeof(d))) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_MSG);
+		return true;
+	}
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(sub, grim_sub_bucket(gn, g->id), hnode) {
+		if (sub->group != g->id)
+			continue;
+		if (n == ARRAY_SIZE(eps)) {
+			grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
+			break;
+		}
+		if (!sub->ep->ops->get(sub->ep))
+			continue;
+		if (!sub->ep->ops->reserve(sub->ep, len)) {
+			sub->ep->ops->put(sub->ep);
+			ok = false;
+			break;
+		}
+		eps[n++] = sub->ep;
+	}
+	rcu_read_unlock();
+	for (i = 0; i < n; i++) {
+		copy = ok ? skb_clone(skb, GFP_ATOMIC) : NULL;
+		if (copy && !pskb_pull(copy, sizeof(d))) {
+			kfree_skb(copy);
+			copy = NULL;
+		}
+		if (!copy) {
+			if (ok)
+				grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+			eps[i]->ops->unreserve(eps[i], len);
+			eps[i]->ops->put(eps[i]);
+			continue;
+		}
+		cb = GRIM_MSG_CB(copy);
+		memset(cb, 0, sizeof(*cb));
+		cb->node = ntohl(d.origin);
+		cb->src_port = ntohs(d.port);
+		cb->dst_port = READ_ONCE(eps[i]->port);
+		cb->handler = ntohs(d.handler);
+		cb->flags = GRIM_MSG_F_GROUP;
+		for (k = 0; k < 4; k++)
+			cb->arg[k] = ntohl(d.arg[k]);
+		cb->group = g->id;
+		cb->ticket = mcb->arg[1];
+		eps[i]->ops->deliver(eps[i], copy, len);
+		eps[i]->ops->put(eps[i]);
+		grim_count(ni, NULL, GRIM_STAT_MC_DELIVERED);
+	}
+	return ok;
+}
+
+/* At the root: the next ticket of @g is its new tree.  @joiner (0: none)
+ * is the member whose join it answers.  mc->lock held.
+ */
+static void grim_mc_new_tree(struct grim_ni *ni, struct grim_mc_group *g,
+			     u32 flags, u32 joiner, u32 since)
+{
+	struct grim_mc_tree *t;
+	struct grim_msg_cb *cb;
+	struct sk_buff *skb;
+	__be32 *ids;
+	u32 i;
+
+	skb = alloc_skb(sizeof(*t) + (g->ndir + 1) * sizeof(*ids), GFP_ATOMIC);
+	if (!skb) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		return;
+	}
+	t = skb_put(skb, sizeof(*t));
+	t->joiner = htonl(joiner);
+	t->since = htonl(since);
+	/* The root first, then the members (the root may be one). */
+	ids = skb_put(skb, sizeof(*ids));
+	*ids = htonl(ni->node);
+	for (i = 0; i < g->ndir; i++) {
+		if (g->dir[i] == ni->node)
+			continue;
+		ids = skb_put(skb, sizeof(*ids));
+		*ids = htonl(g->dir[i]);
+	}
+	cb = GRIM_MSG_CB(skb);
+	memset(cb, 0, sizeof(*cb));
+	cb->node = ni->node;
+	cb->src_port = GRIM_PORT_MC;
+	cb->handler = GRIM_MC_TREE | flags << 8;
+	cb->arg[0] = g->id;
+	cb->arg[1] = g->next_ticket++;
+	cb->arg[2] = ni->mc.term;
+	cb->arg[3] = ni->node;
+	g->known = true;
+	g->root = ni->node;
+	g->term = ni->mc.term;
+	g->expect = cb->arg[1] + 1;
+	ni->mc.held += skb->len;
+	grim_mc_enqueue(&ni->mc, g, skb);
+}
+
+/* At the root: remember that @node left @g with the next ticket. */
+static void grim_mc_note_left(struct grim_ni *ni, struct grim_mc_group *g,
+			      u32 node, bool down)
+{
+	struct grim_mc_left *l;
+	u32 i;
+
+	for (i = 0; i < g->nleft && g->left[i].node != node; i++)
+		;
+	if (i == g->nleft) {
+		if (g->nleft == GRIM_MAX_PEERS) {
+			/* The oldest goes: it rejoins as a new member. */
+			memmove(&g->left[0], &g->left[1],
+				(g->nleft - 1) * sizeof(*l));
+			i = g->nleft - 1;
+		} else {
+			l = krealloc(g->left, (g->nleft + 1) * sizeof(*l),
+				     GFP_ATOMIC);
+			if (!l) {
+				grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+				return;
+			}
+			g->left = l;
+			i = g->nleft++;
+		}
+	}
+	g->left[i].node = node;
+	g->left[i].ticket = g->next_ticket;
+	g->left[i].down = down;
+}
+
+/* At the root: @node joins or leaves @group.  mc->lock held. */
+static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
+{
+	u32 i, *dir, flags = 0, since = 0;
+	struct grim_mc_group *g;
+
+	if (node < ni->node) {
+		/* It should be the root: it finds out soon. */
+		grim_count(ni, NULL, GRIM_STAT_MC_STALE);
+		return;
+	}
+	g = join ? grim_mc_get(&ni->mc, group) : grim_mc_find(&ni->mc, group);
+	if (!g)
+		return;
+	for (i = 0; i < g->ndir && g->dir[i] < node; i++)
+		;
+	if (!join) {
+		if (i == g->ndir || g->dir[i] != node)
+			return;
+		memmove(&g->dir[i], &g->dir[i + 1],
+			(g->ndir - i - 1) * sizeof(*dir));
+		g->ndir--;
+		grim_mc_note_left(ni, g, node, false);
+		grim_mc_new_tree(ni, g, 0, 0, 0);
+		return;
+	}
+	if (i == g->ndir || g->dir[i] != node) {
+		dir = krealloc(g->dir, (g->ndir + 1) * sizeof(*dir),
+			       GFP_ATOMIC);
+		if (!dir) {
+			grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+			return;
+		}
+		memmove(&dir[i + 1], &dir[i], (g->ndir - i) * sizeof(*dir));
+		dir[i] = node;
+		g->dir = dir;
+		g->ndir++;
+	}
+	/* A join again (its NI restarted, or took another root for a
+	 * while) is answered with the tree as well.
+	 */
+	flags = GRIM_MC_F_JOIN;
+	for (i = 0; i < g->nleft; i++) {
+		if (g->left[i].node != node)
+			continue;
+		flags |= g->left[i].down ? GRIM_MC_F_FORCE : GRIM_MC_F_SINCE;
+		since = g->left[i].ticket;
+		g->left[i] = g->left[--g->nleft];
+		break;
+	}
+	if (node == ni->node)
+		flags |= GRIM_MC_F_FORCE;
+	grim_mc_new_tree(ni, g, flags, node, since);
+}
+
+/* The smallest node id of the link that is up: the root of its groups;
+ * *@rgen: that peer's session, which changes when it restarts.
+ */
+static u32 grim_mc_leader(struct grim_ni *ni, u32 *rgen)
+{
+	struct grim_peer *peer;
+	u32 min = ni->node;
+	int i;
+
+	*rgen = 0;
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(ni->peers); i++) {
+		hlist_for_each_entry_rcu(peer, &ni->peers[i], link) {
+			if (READ_ONCE(peer->state) != GRIM_PEER_UP ||
+			    peer->node >= min)
+				continue;
+			min = peer->node;
+			*rgen = READ_ONCE(peer->rgen);
+		}
+	}
+	rcu_read_unlock();
+	return min;
+}
+
+static bool grim_mc_peer_up(struct grim_ni *ni, u32 node)
+{
+	struct grim_peer *peer;
+	bool up;
+
+	if (node == ni->node)
+		return true;
+	rcu_read_lock();
+	peer = grim_peer_lookup(ni, node);
+	up = peer && READ_ONCE(peer->state) == GRIM_PEER_UP;
+	rcu_read_unlock();
+	return up;
+}
+
+static bool grim_mc_orphan(struct grim_ni *ni, struct grim_mc_group *g)
+{
+	return g->parent && !grim_mc_peer_up(ni, g->parent);
+}
+
+/* At the root: members that are down leave their groups, and the NIs
+ * below them go on past what those held.  mc->lock held.
+ */
+static void grim_mc_prune(struct grim_ni *ni)
+{
+	struct grim_mc_group *g;
+	bool gone;
+	u32 i, k;
+	int b;
+
+	hash_for_each(ni->mc.groups, b, g, hnode) {
+		gone = false;
+		for (i = 0, k = 0; i < g->ndir; i++) {
+			if (grim_mc_peer_up(ni, g->dir[i])) {
+				g->dir[k++] = g->dir[i];
+				continue;
+			}
+			grim_mc_note_left(ni, g, g->dir[i], true);
+			gone = true;
+		}
+		g->ndir = k;
+		if (gone)
+			grim_mc_new_tree(ni, g, GRIM_MC_F_RESYNC, 0, 0);
+	}
+}
+
+/* A local join or leave, of the NI's namespace: as the root, apply it;
+ * else, tell the root (on @out).
+ */
+static void grim_mc_local(struct grim_ni *ni, struct sk_buff *skb,
+			  struct sk_buff_head *out)
+{
+	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+	bool join = cb->handler == GRIM_MC_JOIN;
+	struct grim_mc *mc = &ni->mc;
+
+	spin_lock_bh(&mc->lock);
+	if (mc->leader == ni->node) {
+		grim_mc_member(ni, cb->arg[0], ni->node, join);
+		spin_unlock_bh(&mc->lock);
+		kfree_skb(skb);
+		return;
+	}
+	spin_unlock_bh(&mc->lock);
+	__skb_queue_tail(out, grim_mc_out(skb, mc->leader, GRIM_PORT_MC_ROOT));
+}
+
+/* A JOIN of every group the namespace joined, for a new root. */
+static void grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out)
+{
+	struct grim_net *gn = grim_pernet(dev_net(ni->dev));
+	struct grim_mc_sub *sub, *s;
+	struct sk_buff *skb;
+	bool seen;
+	int i;
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(gn->mc_subs); i++) {
+		hlist_for_each_entry_rcu(sub, &gn->mc_subs[i], hnode) {
+			/* Once per group: at its first entry. */
+			seen = false;
+			hlist_for_each_entry_rcu(s, &gn->mc_subs[i], hnode) {
+				if (s == sub)
+					break;
+				seen |= s->group == sub->group;
+			}
+			if (seen)
+				continue;
+			skb = alloc_skb(0, GFP_ATOMIC);
+			if (!skb) {
+				WRITE_ONCE(ni->mc.rejoin, true);
+				continue;
+			}
+			memset(skb->cb, 0, sizeof(struct grim_msg_cb));
+			GRIM_MSG_CB(skb)->node = ni->node;
+			GRIM_MSG_CB(skb)->handler = GRIM_MC_JOIN;
+			GRIM_MSG_CB(skb)->arg[0] = sub->group;
+			grim_mc_local(ni, skb, out);
+		}
+	}
+	rcu_read_unlock();
+}
+
+/* Joins and leaves: of the namespace (the node is ours), or of NIs that
+ * take us for their root.
+ */
+static void grim_mc_control(struct grim_ni *ni, struct sk_buff_head *out)
+{
+	struct grim_mc *mc = &ni->mc;
+	struct grim_msg_cb *cb;
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&mc->ctlq))) {
+		cb = GRIM_MSG_CB(skb);
+		if (cb->handler == GRIM_MC_RELAY) {
+			spin_lock_bh(&mc->lock);
+			grim_mc_ticket(ni, skb, cb->arg[0], out);
+			spin_unlock_bh(&mc->lock);
+			continue;
+		}
+		if (cb->node == ni->node) {
+			grim_mc_local(ni, skb, out);
+			continue;
+		}
+		if (mc->leader == ni->node) {
+			spin_lock_bh(&mc->lock);
+			grim_mc_member(ni, cb->arg[0], cb->node,
+				       cb->handler == GRIM_MC_JOIN);
+			spin_unlock_bh(&mc->lock);
+		} else {
+			grim_count(ni, NULL, GRIM_STAT_MC_STALE);
+		}
+		kfree_skb(skb);
+	}
+}
+
+static void grim_mc_send_all(struct grim_mc_ep *mep, struct sk_buff_head *q)
+{
+	struct grim_ni *ni = grim_mc_ni(mep->mc);
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(q))) {
+		/* Relayed: to the root as we see it now. */
+		if (GRIM_MSG_CB(skb)->handler == GRIM_MC_RELAY)
+			grim_mc_out(skb, READ_ONCE(ni->mc.leader),
+				    GRIM_PORT_MC_ROOT);
+		/* A copy that never leaves: the child takes the next one
+		 * past the gap, grim_mc_stall_max() later.
+		 */
+		if (grim_ni_send(&mep->ep, skb, GFP_KERNEL))
+			grim_count(ni, NULL, GRIM_STAT_MSG_FAILED);
+	}
+}
+
+/* Tell the children of @g that the tickets before @skb's will not come. */
+static void grim_mc_skip(struct grim_ni *ni, struct grim_mc_group *g,
+			 struct sk_buff *skb, struct sk_buff_head *out)
+{
+	struct grim_msg_cb *cb;
+	struct sk_buff *skip;
+
+	skip = alloc_skb(0, GFP_ATOMIC);
+	if (!skip) {
+		/* They wait, grim_mc_stall_max() at most. */
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		return;
+	}
+	cb = GRIM_MSG_CB(skip);
+	memcpy(cb, skb->cb, sizeof(*cb));
+	cb->handler = GRIM_MC_SKIP;
+	grim_mc_forward(ni, g, skip, out);
+	kfree_skb(skip);
+}
+
+/* A message taken in frames chained under a head of the receiver's
+ * (a frag_list) is sent on from single pages: the NI cuts frames from a
+ * message's head and page fragments.  NULL if there is no memory.
+ */
+static struct sk_buff *grim_mc_flatten(struct sk_buff *skb)
+{
+	unsigned int off = 0, n, i = 0;
+	struct sk_buff *f;
+	struct page *page;
+
+	f = alloc_skb(0, GFP_ATOMIC);
+	if (!f)
+		return NULL;
+	while (off < skb->len) {
+		page = alloc_page(GFP_ATOMIC);
+		if (!page || i == MAX_SKB_FRAGS) {
+			if (page)
+				__free_page(page);
+			kfree_skb(f);
+			return NULL;
+		}
+		n = min_t(unsigned int, PAGE_SIZE, skb->len - off);
+		if (skb_copy_bits(skb, off, page_address(page), n)) {
+			__free_page(page);
+			kfree_skb(f);
+			return NULL;
+		}
+		skb_fill_page_desc(f, i++, page, 0, n);
+		f->len += n;
+		f->data_len += n;
+		f->truesize += PAGE_SIZE;
+		off += n;
+	}
+	memcpy(f->cb, skb->cb, sizeof(f->cb));
+	return f;
+}
+
+/* Forward and deliver what @g took, in ticket order, until a member
+ * socket has no room.  mc->lock held.  Returns false then.
+ */
+static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
+			struct sk_buff_head *out, bool *wake)
+{
+	struct grim_msg_cb *cb;
+	struct sk_buff *skb;
+
+	while ((skb = skb_peek(&g->q))) {
+		cb = GRIM_MSG_CB(skb);
+		if (cb->flags & GRIM_MC_CB_SKIPPED) {
+			grim_mc_skip(ni, g, skb, out);
+			cb->flags &= ~GRIM_MC_CB_SKIPPED;
+		}
+		if (GRIM_MC_KIND(cb->handler) == GRIM_MC_SKIP) {
+			/* told on above */
+		} else if (GRIM_MC_KIND(cb->handler) == GRIM_MC_TREE) {
+			grim_mc_apply_tree(ni, g, skb);
+			grim_mc_forward(ni, g, skb, out);
+			grim_count(ni, NULL, GRIM_STAT_MC_TREE_UPDATES);
+			*wake = true;
+		} else {
+			/* Forwarded once; delivered once there is room. */
+			if (!(cb->flags & GRIM_MSG_F_GROUP) &&
+			    skb_has_frag_list(skb) && (g->child[0] || g->child[1])) {
+				struct sk_buff *f = grim_mc_flatten(skb);
+
+				if (!f)
+					return false;	/* again soon */
+				__skb_unlink(skb, &g->q);
+				__skb_queue_head(&g->q, f);
+				consume_skb(skb);
+				skb = f;
+				cb = GRIM_MSG_CB(skb);
+			}
+			if (!(cb->flags & GRIM_MSG_F_GROUP)) {
+				grim_mc_forward(ni, g, skb, out);
+				cb->flags |= GRIM_MSG_F_GROUP;
+				grim_count(ni, NULL, GRIM_STAT_MC_RX);
+			}
+			if (g->in_tree && !grim_mc_deliver_local(ni, g, skb))
+				return false;
+		}
+		__skb_unlink(skb, &g->q);
+		ni->mc.held -= skb->len;
+		kfree_skb(skb);
+	}
+	return true;
+}
+
+static void grim_mc_work(struct work_struct *work)
+{
+	struct grim_mc *mc = container_of(to_delayed_work(work),
+					  struct grim_mc, work);
+	struct grim_ni *ni = grim_mc_ni(mc);
+	struct sk_buff_head tree_out, root_out;
+	struct grim_mc_group *g, *tmp;
+	bool retry = false, wake = false;
+	u32 leader, rgen;
+	int b;
+
+	if (!READ_ONCE(mc->up))
+		return;
+	__skb_queue_head_init(&tree_out);
+	__skb_queue_head_init(&root_out);
+
+	/* The root: the smallest node id that is up.  A new one (or one
+	 * that restarted) is told every group the namespace joined.
+	 */
+	leader = grim_mc_leader(ni, &rgen);
+	spin_lock_bh(&mc->lock);
+	if (leader != mc->leader || rgen != mc->leader_rgen) {
+		if (mc->leader == ni->node && leader != ni->node) {
+			hash_for_each(mc->groups, b, g, hnode) {
+				g->ndir = 0;	/* not ours to keep */
+				g->nleft = 0;
+			}
+		}
+		WRITE_ONCE(mc->leader, leader);
+		mc->leader_rgen = rgen;
+		mc->rejoin = true;
+	}
+	if (leader == ni->node && xchg(&mc->peers_dirty, false))
+		grim_mc_prune(ni);
+	spin_unlock_bh(&mc->lock);
+	if (xchg(&mc->rejoin, false))
+		grim_mc_rejoin(ni, &root_out);
+	grim_mc_control(ni, &root_out);
+
+	spin_lock_bh(&mc->lock);
+	list_for_each_entry_safe(g, tmp, &mc->busy, busy_link) {
+		if (!grim_mc_run(ni, g, &tree_out, &wake))
+			retry = true;
+		else
+			list_del_init(&g->busy_link);
+	}
+	spin_unlock_bh(&mc->lock);
+
+	grim_mc_send_all(&mc->root, &root_out);
+	grim_mc_send_all(&mc->tree, &tree_out);
+	if (wake)
+		wake_up_all(&grim_pernet(dev_net(ni->dev))->mc_wait);
+	if (retry)
+		grim_mc_kick(mc, GRIM_MC_RETRY);
+}
+
+/* A peer came up or went down: the root may have changed. */
+void grim_mc_peers_changed(struct grim_ni *ni)
+{
+	WRITE_ONCE(ni->mc.peers_dirty, true);
+	grim_mc_kick(&ni->mc, 0);
+}
+
+/* The netdev is set up (ndo_init). */
+int grim_mc_init(struct grim_ni *ni)
+{
+	struct grim_mc *mc = &ni->mc;
+	int err;
+
+	spin_lock_init(&mc->lock);
+	hash_init(mc->groups);
+	INIT_LIST_HEAD(&mc->busy);
+	skb_queue_head_init(&mc->ctlq);
+	INIT_DELAYED_WORK(&mc->work, grim_mc_work);
+	mc->tree.mc = mc;
+	mc->root.mc = mc;
+	err = grim_ep_init_dev(&mc->tree.ep, &grim_mc_tree_ops, ni->dev);
+	if (!err)
+		err = grim_ep_init_dev(&mc->root.ep, &grim_mc_root_ops,
+				       ni->dev);
+	return err;
+}
+
+/* The link comes up, its NI running. */
+int grim_mc_open(struct grim_ni *ni)
+{
+	struct grim_mc *mc = &ni->mc;
+	int err;
+
+	err = grim_ep_bind(&mc->tree.ep, GRIM_PORT_MC);
+	if (err)
+		return err;
+	err = grim_ep_bind(&mc->root.ep, GRIM_PORT_MC_ROOT);
+	if (err) {
+		grim_ep_unbind(&mc->tree.ep);
+		return err;
+	}
+	mc->leader = 0;
+	mc->leader_rgen = 0;
+	mc->term = get_random_u32() ?: 1;
+	mc->rejoin = true;
+	mc->peers_dirty = true;
+	WRITE_ONCE(mc->up, true);
+	grim_mc_kick(mc, 0);
+	return 0;
+}
+
+/* The link goes down, before its NI stops. */
+void grim_mc_stop(struct grim_ni *ni)
+{
+	struct grim_mc *mc = &ni->mc;
+
+	WRITE_ONCE(mc->up, false);
+	grim_ep_unbind(&mc->tree.ep);
+	grim_ep_unbind(&mc->root.ep);
+}
+
+/* After the NI stopped: nothing delivers any more.  Forget the groups. */
+void grim_mc_drain(struct grim_ni *ni)
+{
+	struct grim_mc *mc = &ni->mc;
+	struct grim_mc_group *g;
+	struct hlist_node *tmp;
+	struct sk_buff *skb;
+	int b;
+
+	cancel_delayed_work_sync(&mc->work);
+	spin_lock_bh(&mc->lock);
+	while ((skb = skb_dequeue(&mc->ctlq))) {
+		if (GRIM_MSG_CB(skb)->handler == GRIM_MC_RELAY)
+			mc->held -= skb->len;
+		kfree_skb(skb);
+	}
+	hash_for_each_safe(mc->groups, b, tmp, g, hnode)
+		grim_mc_free_group(mc, g);
+	WARN_ON_ONCE(mc->held);
+	mc->held = 0;
+	WRITE_ONCE(mc->leader, 0);
+	spin_unlock_bh(&mc->lock);
+	wake_up_all(&grim_pernet(dev_net(ni->dev))->mc_wait);
+}

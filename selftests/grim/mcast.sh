@@ -1,0 +1,245 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Groups: multicast by NI recycling.  8 hosts, loss and reordering on
+# every link.  Several groups with members drawn at random, several
+# senders per group on different hosts, members or not: every member
+# receives every message of its group once, and all members of a group
+# in the same order (their logs are compared line by line).  The copies
+# the NIs send match the trees exactly: the injecting NI sends each
+# message once (to the root), and each NI of a tree at most two copies.
+# Then joins and leaves during traffic: members that stay see every
+# message, and one that joins and leaves again sees an unbroken run of
+# them, in the same order.  Bad requests get their documented errors.
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_grim
+require_grim_tool
+require_ip_grim
+
+N=8
+COUNT=${GRIM_TEST_MCAST_COUNT:-300}
+
+# nsrun HOST CMD...: CMD in HOST's namespace, as this process (exec):
+# started with &, $! is CMD itself, which kill -TERM then reaches.
+nsrun() {
+	local n=$1
+	shift
+	exec nsenter --net="/run/netns/$(host "$n")" "$@"
+}
+
+table() {
+	grim_peers "$1" | awk -v me="$1" '$1 != me && $2 == "up" { u++ }
+		END { print u + 0 }'
+}
+
+pretty "" "$N hosts on one bridge, a GRIM link each"
+setup_hosts $N
+grim_cluster $N
+for ((i = 1; i <= N; i++)); do
+	for ((t = 0; t < 150 * SLOW; t++)); do
+		[ "$(table $i)" = $((N - 1)) ] && break
+		sleep 0.2
+	done
+	[ "$(table $i)" = $((N - 1)) ] || fail "host $i does not see every peer up"
+done
+
+pretty "" "bad requests"
+out=$(nsx 1 "$GROUP_TOOL" bad) || { echo "$out"; fail "bad requests"; }
+echo "$out" | sed 's/^/    /'
+check_eq "$(stat 1 mc_no_members)" 1 "host 1 (the root): messages for a group nobody joined"
+
+pretty "" "5% loss and reordering on every link, both ways"
+netem_links "loss 5% delay 1ms reorder 25% 50%"
+
+work=$(mktemp -d)
+at_exit "rm -rf $work"
+
+# Groups and members: drawn from a seed the log shows.
+SEED=${GRIM_TEST_MCAST_SEED:-$((RANDOM % 1000 + 1))}
+RANDOM=$SEED
+log "seed $SEED (GRIM_TEST_MCAST_SEED)"
+GROUPS_=(101 202 303)
+SIZES=(5 3 6)
+declare -A MEMBERS=() SENDERS=()
+for k in 0 1 2; do
+	g=${GROUPS_[k]}
+	hosts=($(for ((i = 1; i <= N; i++)); do echo "$RANDOM $i"; done | sort -n | awk '{ print $2 }'))
+	MEMBERS[$g]="${hosts[*]:0:${SIZES[k]}}"
+	# two senders, on hosts drawn afresh: members or not
+	hosts=($(for ((i = 1; i <= N; i++)); do echo "$RANDOM $i"; done | sort -n | awk '{ print $2 }'))
+	SENDERS[$g]="${hosts[*]:0:2}"
+	log "group $g: members ${MEMBERS[$g]}, senders ${SENDERS[$g]}"
+done
+
+# One receiver per host, in every group the host is a member of.
+pretty "" "members join"
+declare -A RPID=()
+for ((i = 1; i <= N; i++)); do
+	args=()
+	for g in "${GROUPS_[@]}"; do
+		[[ " ${MEMBERS[$g]} " == *" $i "* ]] && args+=(-g "$g")
+	done
+	[ ${#args[@]} -gt 0 ] || continue
+	(nsrun $i "$GROUP_TOOL" recv "${args[@]}" -o "$work/h$i" -T $((600 * SLOW)) \
+		>"$work/r$i.out" 2>"$work/r$i.err") &
+	RPID[$i]=$!
+	_PIDS+=($!)
+done
+for i in "${!RPID[@]}"; do
+	for ((t = 0; t < 100 * SLOW; t++)); do
+		grep -q '^joined' "$work/r$i.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q '^joined' "$work/r$i.out" || { cat "$work/r$i.err"; fail "host $i did not join"; }
+done
+
+declare -A INJ0=() CP0=() RX0=()
+for ((i = 1; i <= N; i++)); do
+	stats $i
+	INJ0[$i]=${S[mc_injected]?}
+	CP0[$i]=${S[mc_tx_copies]?}
+	RX0[$i]=${S[mc_rx]?}
+done
+
+pretty "" "$COUNT messages of 1 to 3000 bytes from each sender"
+spids=()
+declare -A SENT=()
+s=0
+for g in "${GROUPS_[@]}"; do
+	for i in ${SENDERS[$g]}; do
+		s=$((s + 1))
+		nsx $i "$GROUP_TOOL" send -g $g -n $COUNT -M 3000 -S $((SEED * 10 + s)) \
+			>"$work/s$s.out" 2>&1 &
+		spids+=($!)
+		SENT[$i]=$((${SENT[$i]:-0} + COUNT))
+	done
+done
+for p in "${spids[@]}"; do
+	wait "$p" || { cat "$work"/s*.out; fail "a sender failed"; }
+done
+
+# want HOST: the messages HOST's receiver must end with.
+lines() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
+for g in "${GROUPS_[@]}"; do
+	want=$((COUNT * 2))
+	for i in ${MEMBERS[$g]}; do
+		for ((t = 0; t < 600 * SLOW; t++)); do
+			[ "$(lines "$work/h$i.$g")" -ge $want ] && break
+			sleep 0.1
+		done
+	done
+done
+for i in "${!RPID[@]}"; do
+	kill -TERM "${RPID[$i]}"
+	wait "${RPID[$i]}" || { cat "$work/r$i.err"; fail "host $i's receiver found errors"; }
+done
+
+pretty "" "every member has every message once, all in the same order"
+for g in "${GROUPS_[@]}"; do
+	first=
+	for i in ${MEMBERS[$g]}; do
+		n=$(lines "$work/h$i.$g")
+		check_eq "$n" $((COUNT * 2)) "group $g: messages at host $i"
+		if [ -z "$first" ]; then
+			first=$i
+		elif ! cmp -s "$work/h$first.$g" "$work/h$i.$g"; then
+			diff "$work/h$first.$g" "$work/h$i.$g" | head -n 5
+			fail "group $g: hosts $first and $i saw different orders"
+		fi
+	done
+	log "group $g: ${MEMBERS[$g]// /, } each had all $((COUNT * 2)) messages, in one order"
+done
+
+pretty "" "copies: once to the root, then the tree's edges"
+# The root is node 1 (the smallest id).  A tree of M NIs (the root and
+# the members) has M - 1 edges: each message crosses each once.
+edges=0
+for g in "${GROUPS_[@]}"; do
+	m=$(echo ${MEMBERS[$g]} | wc -w)
+	[[ " ${MEMBERS[$g]} " == *" 1 "* ]] || m=$((m + 1))
+	edges=$((edges + COUNT * 2 * (m - 1)))
+done
+copies=0
+for ((i = 1; i <= N; i++)); do
+	stats $i
+	inj=$((${S[mc_injected]?} - ${INJ0[$i]}))
+	cp=$((${S[mc_tx_copies]?} - ${CP0[$i]}))
+	rx=$((${S[mc_rx]?} - ${RX0[$i]}))
+	check_eq "$inj" "${SENT[$i]:-0}" "host $i: messages its senders handed the NI"
+	[ "$cp" -le $((2 * rx)) ] || fail "host $i sent $cp copies of $rx messages: more than two each"
+	check_eq "${S[mc_skipped]?}" 0 "host $i: tickets skipped"
+	copies=$((copies + cp))
+	log "host $i: injected $inj, took $rx from the tree, sent $cp copies, refused ${S[mc_refused]?}"
+done
+check_eq "$copies" "$edges" "copies sent over the trees"
+
+pretty "" "joins and leaves during traffic"
+# Group 404: hosts 2 and 5 stay members throughout; host 7 joins after
+# the traffic started and leaves before it ends; host 8 joins and stays.
+G=404
+for i in 2 5; do
+	(nsrun $i "$GROUP_TOOL" recv -g $G -o "$work/c$i" -T $((600 * SLOW)) \
+		>"$work/c$i.out" 2>"$work/c$i.err") &
+	RPID[$i]=$!
+	_PIDS+=($!)
+done
+for i in 2 5; do
+	for ((t = 0; t < 100 * SLOW; t++)); do
+		grep -q '^joined' "$work/c$i.out" 2>/dev/null && break
+		sleep 0.1
+	done
+done
+C=$((COUNT * 2))
+nsx 3 "$GROUP_TOOL" send -g $G -n $C -M 1500 -i 20000 -S 41 >"$work/cs3.out" 2>&1 &
+s1=$!
+nsx 6 "$GROUP_TOOL" send -g $G -n $C -M 1500 -i 20000 -S 42 >"$work/cs6.out" 2>&1 &
+s2=$!
+sleep 2
+for i in 7 8; do
+	(nsrun $i "$GROUP_TOOL" recv -g $G -o "$work/c$i" -T $((600 * SLOW)) \
+		>"$work/c$i.out" 2>"$work/c$i.err") &
+	RPID[$i]=$!
+	_PIDS+=($!)
+done
+sleep 3
+kill -TERM "${RPID[7]}"
+wait "${RPID[7]}" || { cat "$work/c7.err"; fail "host 7's receiver found errors"; }
+wait $s1 || { cat "$work/cs3.out"; fail "sender on host 3 failed"; }
+wait $s2 || { cat "$work/cs6.out"; fail "sender on host 6 failed"; }
+for i in 2 5 8; do
+	for ((t = 0; t < 600 * SLOW; t++)); do
+		[ "$(lines "$work/c$i.$G")" -ge $((2 * C)) ] && break
+		[ $i = 8 ] && [ $t -ge 100 ] && break
+		sleep 0.1
+	done
+	kill -TERM "${RPID[$i]}"
+	wait "${RPID[$i]}" || { cat "$work/c$i.err"; fail "host $i's receiver found errors"; }
+done
+for i in 2 5; do
+	check_eq "$(lines "$work/c$i.$G")" $((2 * C)) "group $G: messages at host $i (a member throughout)"
+done
+cmp -s "$work/c2.$G" "$work/c5.$G" || fail "group $G: hosts 2 and 5 saw different orders"
+# contiguous FILE: FILE's lines are one unbroken run of host 2's log.
+contiguous() {
+	local n first at
+	n=$(lines "$1")
+	[ "$n" -gt 0 ] || return 1
+	first=$(head -n 1 "$1")
+	at=$(grep -n -x -F "$first" "$work/c2.$G" | head -n 1 | cut -d: -f1)
+	[ -n "$at" ] || return 1
+	sed -n "${at},$((at + n - 1))p" "$work/c2.$G" | cmp -s - "$1"
+}
+for i in 7 8; do
+	contiguous "$work/c$i.$G" ||
+		fail "group $G: host $i's $(lines "$work/c$i.$G") messages are not an unbroken run of the group's order"
+	log "host $i: $(lines "$work/c$i.$G") messages, an unbroken run of the group's order"
+done
+# host 8 joined before the senders were done and stayed: it has the end.
+check_eq "$(tail -n 1 "$work/c8.$G")" "$(tail -n 1 "$work/c2.$G")" "group $G: host 8's last message"
+stats 1
+log "root: ${S[mc_tree_updates]?} tree updates, ${S[mc_ticketed]?} messages ticketed"
+
+check_dmesg
+exit 0
