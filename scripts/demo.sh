@@ -251,6 +251,10 @@ step_groups() {
 		[ "$(cat "$w/h2.42" "$w/h3.42" 2>/dev/null | wc -l)" -ge 80 ] && break
 		sleep 0.1
 	done
+	log "(the tree of group 42 as each node sees it: root 1, members 2 and 3)"
+	for i in 1 2 3; do
+		pp nsx $i "$GRIM_TOOL" group show dev grim0
+	done
 	pkill -x grim_group
 	sleep 0.5
 	for i in 2 3; do

@@ -253,7 +253,8 @@ static int grim_connect(struct socket *sock, struct sockaddr *uaddr,
 	err = grim_check_addr(addr, len);
 	if (err)
 		return err;
-	if (!addr->sgrim_port && !addr->sgrim_group)
+	if ((!addr->sgrim_port && !addr->sgrim_group) ||
+	    addr->sgrim_port >= GRIM_PORT_DEV)
 		return -EINVAL;
 	if (addr->sgrim_group > GRIM_GROUP_MAX)
 		return addr->sgrim_group == GRIM_GROUP_ALL ? -EOPNOTSUPP :
@@ -427,8 +428,11 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	}
 	if (group == GRIM_GROUP_ALL)
 		return -EOPNOTSUPP;	/* broadcast: not yet */
+	/* The ports from GRIM_PORT_DEV on are the links' own (IP, the
+	 * group engine): no socket speaks for them.
+	 */
 	if (group > GRIM_GROUP_MAX || (!group && !port) ||
-	    node == GRIM_NODE_ANY)
+	    port >= GRIM_PORT_DEV || node == GRIM_NODE_ANY)
 		return -EINVAL;
 	if (len > (group ? GRIM_GROUP_MAX_PAYLOAD : GRIM_MAX_PAYLOAD))
 		return -EMSGSIZE;

@@ -408,6 +408,25 @@ static int do_bad(void)
 		      sizeof(a)) < 0 ? -1 : 0, EMSGSIZE);
 	expect("bind to a group: EINVAL",
 	       bind(fd, (void *)&a, sizeof(a)), EINVAL);
+	a.sgrim_group = 0;
+	a.sgrim_node = 1;
+	a.sgrim_port = GRIM_PORT_MC;
+	expect("send to a link's group engine (port 0xfffe): EINVAL",
+	       sendto(fd, buf, 60000, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
+	       EINVAL);
+	a.sgrim_port = GRIM_PORT_MC_ROOT;
+	expect("send to a root's port (0xfffd): EINVAL",
+	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
+	       EINVAL);
+	a.sgrim_port = GRIM_PORT_IP;
+	expect("send to a link's IP channel (port 0xff00): EINVAL",
+	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
+	       EINVAL);
+	expect("connect to it: EINVAL",
+	       connect(fd, (void *)&a, sizeof(a)), EINVAL);
+	a.sgrim_node = 0;
+	a.sgrim_port = 0;
+	a.sgrim_group = 7000;
 	expect("send to a group nobody joined",
 	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0, 0);
 	close(fd);

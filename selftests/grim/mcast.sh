@@ -131,6 +131,44 @@ for g in "${GROUPS_[@]}"; do
 		done
 	done
 done
+pretty "" "the trees, as grim group show has them (members still in)"
+# gshow HOST GROUP: "ROOT STATE PARENT CHILDREN MEMBERS" of GROUP at HOST,
+# the lists comma-separated ("-" for none).
+gshow() {
+	nsx "$1" "$GRIM" group show dev grim0 | awk -v g="$2" '
+		$2 == "group" && $3 == g {
+			for (i = 4; i <= NF; i++) {
+				if ($i == "root") root = $(i + 1)
+				if ($i == "in-tree" || $i == "out") st = $i
+				if ($i == "parent") par = $(i + 1)
+				if ($i == "children" || $i == "members") { k = $i; continue }
+				if ($i == "local") k = ""
+				if (k != "" && $i != "-") v[k] = v[k] (v[k] == "" ? "" : ",") $i
+			}
+			print root, st, par, (v["children"] == "" ? "-" : v["children"]),
+			      (v["members"] == "" ? "-" : v["members"]); f = 1 }
+		END { if (!f) print "missing" }'
+}
+for g in "${GROUPS_[@]}"; do
+	want=$(echo ${MEMBERS[$g]} | tr ' ' '\n' | sort -n | paste -sd,)
+	read -r root st par kids members <<<"$(gshow 1 $g)"
+	check_eq "$members" "$want" "group $g: the members the root lists"
+	# the tree: the root, then the members but the root, ascending
+	tree=(1 $(echo ${MEMBERS[$g]} | tr ' ' '\n' | sort -n | grep -vx 1))
+	for ((j = 0; j < ${#tree[@]}; j++)); do
+		h=${tree[j]}
+		read -r root st par kids members <<<"$(gshow $h $g)"
+		check_eq "$root" 1 "group $g: the root host $h sees"
+		wk=$(for c in $((2 * j + 1)) $((2 * j + 2)); do
+			[ $c -lt ${#tree[@]} ] && echo ${tree[c]}; done | paste -sd,)
+		check_eq "$kids" "${wk:--}" "group $g: host $h's children"
+		[ $j -eq 0 ] || check_eq "$par" "${tree[(j - 1) / 2]}" "group $g: host $h's parent"
+		[ $h = 1 ] && [[ " ${MEMBERS[$g]} " != *" 1 "* ]] ||
+			check_eq "$st" in-tree "group $g: host $h delivers"
+	done
+	log "group $g: tree ${tree[*]}, each NI with the parent and children of its place"
+done
+
 for i in "${!RPID[@]}"; do
 	kill -TERM "${RPID[$i]}"
 	wait "${RPID[$i]}" || { cat "$work/r$i.err"; fail "host $i's receiver found errors"; }

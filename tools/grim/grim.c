@@ -972,6 +972,87 @@ static int cmd_socket(int argc, char **argv)
 	return do_show(GRIM_CMD_SOCKET_GET, &a, false, sock_cb);
 }
 
+/* The node ids of a binary attribute of __u32s. */
+static void print_ids(const char *key, const struct nlattr *a)
+{
+	const uint32_t *ids = a ? mnl_attr_get_payload(a) : NULL;
+	unsigned int i, n = a ? mnl_attr_get_payload_len(a) / 4 : 0;
+
+	if (json) {
+		jopen(key, '[');
+		for (i = 0; i < n; i++)
+			juint(NULL, ids[i]);
+		jclose(']');
+		return;
+	}
+	printf(" %s", key);
+	if (!n)
+		printf(" -");
+	for (i = 0; i < n; i++)
+		printf(" %u", ids[i]);
+}
+
+static uint64_t u64a(const struct attrs *at, int t)
+{
+	return at->tb[t] ? mnl_attr_get_u64(at->tb[t]) : 0;
+}
+
+static int group_cb(const struct nlmsghdr *nlh, void *data)
+{
+	char ifn[IF_NAMESIZE];
+	struct attrs at;
+	bool in;
+
+	parse(nlh, &at);
+	in = at.tb[GRIM_A_GROUP_IN_TREE] &&
+	     mnl_attr_get_u8(at.tb[GRIM_A_GROUP_IN_TREE]);
+	if (json) {
+		jopen(NULL, '{');
+		jstr("ifname", ifname_of(&at, ifn));
+		juint("node", u32a(&at, GRIM_A_NODE));
+		juint("group", u32a(&at, GRIM_A_GROUP_ID));
+		juint("root", u32a(&at, GRIM_A_GROUP_ROOT));
+		juint("ticket", u32a(&at, GRIM_A_GROUP_TICKET));
+		jbool("in_tree", in);
+		juint("parent", u32a(&at, GRIM_A_GROUP_PARENT));
+		print_ids("children", at.tb[GRIM_A_GROUP_CHILDREN]);
+		if (at.tb[GRIM_A_GROUP_MEMBERS])
+			print_ids("members", at.tb[GRIM_A_GROUP_MEMBERS]);
+		juint("local", u32a(&at, GRIM_A_GROUP_LOCAL));
+		juint("queued", u32a(&at, GRIM_A_GROUP_QUEUED));
+		juint("rx", u64a(&at, GRIM_A_GROUP_RX));
+		juint("delivered", u64a(&at, GRIM_A_GROUP_DELIVERED));
+		jclose('}');
+		return MNL_CB_OK;
+	}
+	printf("%s: group %" PRIu64 " root %" PRIu64 " ticket %" PRIu64 " %s",
+	       ifname_of(&at, ifn), u32a(&at, GRIM_A_GROUP_ID),
+	       u32a(&at, GRIM_A_GROUP_ROOT), u32a(&at, GRIM_A_GROUP_TICKET),
+	       in ? "in-tree" : "out");
+	printf(" parent %" PRIu64, u32a(&at, GRIM_A_GROUP_PARENT));
+	print_ids("children", at.tb[GRIM_A_GROUP_CHILDREN]);
+	printf(" local %" PRIu64 " queued %" PRIu64 " rx %" PRIu64
+	       " delivered %" PRIu64, u32a(&at, GRIM_A_GROUP_LOCAL),
+	       u32a(&at, GRIM_A_GROUP_QUEUED), u64a(&at, GRIM_A_GROUP_RX),
+	       u64a(&at, GRIM_A_GROUP_DELIVERED));
+	if (at.tb[GRIM_A_GROUP_MEMBERS])
+		print_ids("members", at.tb[GRIM_A_GROUP_MEMBERS]);
+	printf("\n");
+	return MNL_CB_OK;
+}
+
+static int cmd_group(int argc, char **argv)
+{
+	struct args a;
+
+	if (argc > 0 && (matches(argv[0], "show") || matches(argv[0], "list"))) {
+		argc--;
+		argv++;
+	}
+	parse_args(argc, argv, &a, "dev");
+	return do_show(GRIM_CMD_GROUP_GET, &a, false, group_cb);
+}
+
 static int monitor_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
@@ -1062,6 +1143,7 @@ static void help(FILE *f)
 	      "  grim key use dev DEV id ID\n"
 	      "  grim key del dev DEV id ID\n"
 	      "  grim socket [show] [port PORT]\n"
+	      "  grim group [show] [dev DEV]\n"
 	      "  grim monitor\n"
 	      "Options:\n"
 	      "  -j, -json     JSON output\n"
@@ -1124,6 +1206,8 @@ int main(int argc, char **argv)
 		ret = cmd_link(argc, argv);
 	else if (matches(obj, "socket"))
 		ret = cmd_socket(argc, argv);
+	else if (matches(obj, "group"))
+		ret = cmd_group(argc, argv);
 	else if (matches(obj, "key"))
 		ret = cmd_key(argc, argv);
 	else if (matches(obj, "monitor"))

@@ -531,6 +531,7 @@ struct grim_mc {
 	bool peers_dirty;	/* a peer came up or went down */
 	u32 leader;		/* the root of the link's groups, 0: none */
 	u32 leader_rgen;	/* its session, as we last told it */
+	unsigned long rejoined;	/* jiffies: joins last sent again */
 	u32 term;		/* ours as a root: drawn at every start */
 	u32 ngroups;
 	u32 held;		/* bytes taken and not yet passed on */
@@ -886,6 +887,26 @@ void grim_mc_stop(struct grim_ni *ni);
 void grim_mc_drain(struct grim_ni *ni);
 void grim_mc_peers_changed(struct grim_ni *ni);
 void grim_ep_leave_all(struct grim_ep *ep);
+
+/* A group as a dump shows it; @members is valid during the call. */
+struct grim_mc_info {
+	u32 id;
+	u32 root;
+	u32 ticket;
+	bool in_tree;
+	u32 parent;
+	u32 child[2];
+	const u32 *members;
+	u32 nmembers;
+	u32 local;
+	u32 queued;
+	u64 rx;
+	u64 delivered;
+};
+
+int grim_mc_walk(struct grim_ni *ni, long *skip,
+		 int (*fill)(const struct grim_mc_info *info, void *arg),
+		 void *arg);
 
 /* peer_cfg.c */
 int grim_peer_add_static(struct grim_ni *ni, u32 node, const u8 *mac,

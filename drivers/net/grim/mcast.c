@@ -109,6 +109,12 @@ static_assert(sizeof(struct grim_mc_inj) == GRIM_GROUP_HLEN);
 #define GRIM_MC_FWD_MAX		1024	/* copies in flight to children */
 #define GRIM_MC_MAX_GROUPS	4096	/* groups an NI knows */
 #define GRIM_MC_RETRY		(HZ / 50)	/* a member socket was full */
+#define GRIM_MC_CTLQ_MAX	1024	/* joins, leaves, relays waiting */
+
+static bool grim_mc_group_ok(u32 group)
+{
+	return group && group <= GRIM_GROUP_MAX;
+}
 
 /* A member that left, as its root remembers it. */
 struct grim_mc_left {
@@ -147,6 +153,8 @@ struct grim_mc_group {
 	u32 next_ticket;
 	/* Taken, in ticket order: to forward and deliver. */
 	struct sk_buff_head q;
+	u64 rx;			/* messages taken (or stamped) */
+	u64 delivered;		/* copies handed to local sockets */
 };
 
 static struct grim_mc *grim_mc_of_ep(struct grim_ep *ep)
@@ -159,10 +167,17 @@ static struct grim_ni *grim_mc_ni(struct grim_mc *mc)
 	return container_of(mc, struct grim_ni, mc);
 }
 
+/* Run the work now, or @delay from now if it is not queued already: a
+ * kick never puts off a run queued sooner.
+ */
 static void grim_mc_kick(struct grim_mc *mc, unsigned long delay)
 {
-	if (READ_ONCE(mc->up))
-		mod_delayed_work(system_wq, &mc->work, delay);
+	if (!READ_ONCE(mc->up))
+		return;
+	if (delay)
+		queue_delayed_work(system_wq, &mc->work, delay);
+	else
+		mod_delayed_work(system_wq, &mc->work, 0);
 }
 
 /* A message the NI passes on (a copy for a child, a message relayed to
@@ -598,11 +613,16 @@ static bool grim_mc_tree_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	struct grim_mc_tree t;
 	int class;
 
-	if (cb->src_port != GRIM_PORT_MC ||
+	if (cb->src_port != GRIM_PORT_MC || !grim_mc_group_ok(cb->arg[0]) ||
 	    (GRIM_MC_KIND(cb->handler) != GRIM_MC_DATA &&
 	     GRIM_MC_KIND(cb->handler) != GRIM_MC_TREE &&
-	     GRIM_MC_KIND(cb->handler) != GRIM_MC_SKIP))
-		return true;	/* dropped by deliver() */
+	     GRIM_MC_KIND(cb->handler) != GRIM_MC_SKIP)) {
+		/* Dropped by deliver(), which gives back what it holds. */
+		spin_lock_bh(&mc->lock);
+		mc->held += len;
+		spin_unlock_bh(&mc->lock);
+		return true;
+	}
 	grim_mc_tree_head(cb, first, &t);
 	spin_lock_bh(&mc->lock);
 	class = grim_mc_class(mc, grim_mc_find(mc, cb->arg[0]), cb, &t);
@@ -688,15 +708,55 @@ static bool grim_mc_root_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	bool ok;
 
 	spin_lock_bh(&mc->lock);
-	/* Joins and leaves are always taken: they hold nothing. */
-	ok = (cb->src_port == GRIM_PORT_MC_ROOT &&
-	      cb->handler != GRIM_MC_RELAY) || grim_mc_room(mc, len);
+	/* Joins and leaves hold no payload: only their number is bounded. */
+	if (skb_queue_len(&mc->ctlq) >= GRIM_MC_CTLQ_MAX)
+		ok = false;
+	else
+		ok = (cb->src_port == GRIM_PORT_MC_ROOT &&
+		      cb->handler != GRIM_MC_RELAY) || grim_mc_room(mc, len);
 	if (ok)
 		mc->held += len;
 	spin_unlock_bh(&mc->lock);
 	if (!ok)
 		grim_count(grim_mc_ni(mc), NULL, GRIM_STAT_MC_REFUSED);
 	return ok;
+}
+
+/* A message taken in frames chained under a head of the receiver's
+ * (a frag_list) is sent on from single pages: the NI cuts frames from a
+ * message's head and page fragments.  NULL if there is no memory.
+ */
+static struct sk_buff *grim_mc_flatten(struct sk_buff *skb)
+{
+	unsigned int off = 0, n, i = 0;
+	struct sk_buff *f;
+	struct page *page;
+
+	f = alloc_skb(0, GFP_ATOMIC);
+	if (!f)
+		return NULL;
+	while (off < skb->len) {
+		page = alloc_page(GFP_ATOMIC);
+		if (!page || i == MAX_SKB_FRAGS) {
+			if (page)
+				__free_page(page);
+			kfree_skb(f);
+			return NULL;
+		}
+		n = min_t(unsigned int, PAGE_SIZE, skb->len - off);
+		if (skb_copy_bits(skb, off, page_address(page), n)) {
+			__free_page(page);
+			kfree_skb(f);
+			return NULL;
+		}
+		skb_fill_page_desc(f, i++, page, 0, n);
+		f->len += n;
+		f->data_len += n;
+		f->truesize += PAGE_SIZE;
+		off += n;
+	}
+	memcpy(f->cb, skb->cb, sizeof(f->cb));
+	return f;
 }
 
 /* At the root: @skb, a DATA message with its header written (and
@@ -716,6 +776,17 @@ static void grim_mc_ticket(struct grim_ni *ni, struct sk_buff *skb,
 	cb->arg[0] = group;
 	if (mc->leader != ni->node) {
 		mc->held -= skb->len;
+		if (skb_has_frag_list(skb)) {
+			struct sk_buff *f = grim_mc_flatten(skb);
+
+			consume_skb(skb);
+			if (!f) {
+				grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+				return;
+			}
+			skb = f;
+			cb = GRIM_MSG_CB(skb);
+		}
 		cb->handler = GRIM_MC_RELAY;
 		skb_orphan(skb);
 		skb->dev = ni->dev;
@@ -724,7 +795,7 @@ static void grim_mc_ticket(struct grim_ni *ni, struct sk_buff *skb,
 		__skb_queue_tail(relay, skb);
 		return;
 	}
-	g = grim_mc_find(mc, group);
+	g = grim_mc_group_ok(group) ? grim_mc_find(mc, group) : NULL;
 	if (!g || !g->ndir) {
 		mc->held -= skb->len;
 		grim_count(ni, NULL, GRIM_STAT_MC_NO_MEMBERS);
@@ -772,7 +843,8 @@ static void grim_mc_root_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	}
 	/* From a sender: the header becomes a DATA message's. */
 	if (cb->src_port >= GRIM_PORT_DEV ||
-	    skb_copy_bits(skb, 0, &inj, sizeof(inj)))
+	    skb_copy_bits(skb, 0, &inj, sizeof(inj)) ||
+	    !grim_mc_group_ok(ntohl(inj.group)))
 		goto drop;
 	if (skb_ensure_writable(skb, sizeof(*d))) {
 		why = GRIM_STAT_DROP_NOMEM;
@@ -943,6 +1015,7 @@ static bool grim_mc_deliver_local(struct grim_ni *ni, struct grim_mc_group *g,
 	struct grim_net *gn = grim_pernet(dev_net(ni->dev));
 	const struct grim_msg_cb *mcb = GRIM_MSG_CB(skb);
 	unsigned int len = skb->len - sizeof(struct grim_mc_data), n = 0, i;
+	struct sk_buff *copies[GRIM_MC_LOCAL_MAX];
 	struct grim_ep *eps[GRIM_MC_LOCAL_MAX];
 	struct grim_mc_data d;
 	struct grim_mc_sub *sub;
@@ -973,19 +1046,26 @@ static bool grim_mc_deliver_local(struct grim_ni *ni, struct grim_mc_group *g,
 		eps[n++] = sub->ep;
 	}
 	rcu_read_unlock();
-	for (i = 0; i < n; i++) {
-		copy = ok ? skb_clone(skb, GFP_ATOMIC) : NULL;
-		if (copy && !pskb_pull(copy, sizeof(d))) {
-			kfree_skb(copy);
-			copy = NULL;
+	/* Every copy first: a message reaches all of them or none. */
+	for (i = 0; ok && i < n; i++) {
+		copies[i] = skb_clone(skb, GFP_ATOMIC);
+		if (copies[i] && !pskb_pull(copies[i], sizeof(d))) {
+			kfree_skb(copies[i]);
+			copies[i] = NULL;
 		}
-		if (!copy) {
-			if (ok)
-				grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		if (!copies[i]) {
+			while (i--)
+				kfree_skb(copies[i]);
+			ok = false;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!ok) {
 			eps[i]->ops->unreserve(eps[i], len);
 			eps[i]->ops->put(eps[i]);
 			continue;
 		}
+		copy = copies[i];
 		cb = GRIM_MSG_CB(copy);
 		memset(cb, 0, sizeof(*cb));
 		cb->node = ntohl(d.origin);
@@ -999,6 +1079,7 @@ static bool grim_mc_deliver_local(struct grim_ni *ni, struct grim_mc_group *g,
 		cb->ticket = mcb->arg[1];
 		eps[i]->ops->deliver(eps[i], copy, len);
 		eps[i]->ops->put(eps[i]);
+		g->delivered++;
 		grim_count(ni, NULL, GRIM_STAT_MC_DELIVERED);
 	}
 	return ok;
@@ -1087,6 +1168,10 @@ static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 	u32 i, *dir, flags = 0, since = 0;
 	struct grim_mc_group *g;
 
+	if (!grim_mc_group_ok(group)) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_MSG);
+		return;
+	}
 	if (node < ni->node) {
 		/* It should be the root: it finds out soon. */
 		grim_count(ni, NULL, GRIM_STAT_MC_STALE);
@@ -1212,8 +1297,17 @@ static void grim_mc_local(struct grim_ni *ni, struct sk_buff *skb,
 			  struct sk_buff_head *out)
 {
 	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
-	bool join = cb->handler == GRIM_MC_JOIN;
 	struct grim_mc *mc = &ni->mc;
+	bool join;
+
+	/* What the namespace is now, not what the event said: a leave and
+	 * a join of two sockets may have queued their events in the other
+	 * order.
+	 */
+	rcu_read_lock();
+	join = grim_mc_has_local(grim_pernet(dev_net(ni->dev)), cb->arg[0]);
+	rcu_read_unlock();
+	cb->handler = join ? GRIM_MC_JOIN : GRIM_MC_LEAVE;
 
 	spin_lock_bh(&mc->lock);
 	if (mc->leader == ni->node) {
@@ -1226,13 +1320,19 @@ static void grim_mc_local(struct grim_ni *ni, struct sk_buff *skb,
 	__skb_queue_tail(out, grim_mc_out(skb, mc->leader, GRIM_PORT_MC_ROOT));
 }
 
-/* A JOIN of every group the namespace joined, for a new root. */
-static void grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out)
+/* A JOIN of every group the namespace joined, for a new root; with
+ * @missing, of those whose tree does not have the NI yet (a join lost on
+ * the way, or taken by an NI that was not the root yet).  Returns
+ * whether there were any such.
+ */
+static bool grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out,
+			   bool missing)
 {
 	struct grim_net *gn = grim_pernet(dev_net(ni->dev));
 	struct grim_mc_sub *sub, *s;
+	struct grim_mc_group *g;
+	bool seen, any = false;
 	struct sk_buff *skb;
-	bool seen;
 	int i;
 
 	rcu_read_lock();
@@ -1247,6 +1347,15 @@ static void grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out)
 			}
 			if (seen)
 				continue;
+			if (missing) {
+				spin_lock_bh(&ni->mc.lock);
+				g = grim_mc_find(&ni->mc, sub->group);
+				seen = g && g->in_tree;
+				spin_unlock_bh(&ni->mc.lock);
+				if (seen)
+					continue;
+				any = true;
+			}
 			skb = alloc_skb(0, GFP_ATOMIC);
 			if (!skb) {
 				WRITE_ONCE(ni->mc.rejoin, true);
@@ -1260,6 +1369,7 @@ static void grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out)
 		}
 	}
 	rcu_read_unlock();
+	return any;
 }
 
 /* Joins and leaves: of the namespace (the node is ours), or of NIs that
@@ -1333,43 +1443,6 @@ static void grim_mc_skip(struct grim_ni *ni, struct grim_mc_group *g,
 	kfree_skb(skip);
 }
 
-/* A message taken in frames chained under a head of the receiver's
- * (a frag_list) is sent on from single pages: the NI cuts frames from a
- * message's head and page fragments.  NULL if there is no memory.
- */
-static struct sk_buff *grim_mc_flatten(struct sk_buff *skb)
-{
-	unsigned int off = 0, n, i = 0;
-	struct sk_buff *f;
-	struct page *page;
-
-	f = alloc_skb(0, GFP_ATOMIC);
-	if (!f)
-		return NULL;
-	while (off < skb->len) {
-		page = alloc_page(GFP_ATOMIC);
-		if (!page || i == MAX_SKB_FRAGS) {
-			if (page)
-				__free_page(page);
-			kfree_skb(f);
-			return NULL;
-		}
-		n = min_t(unsigned int, PAGE_SIZE, skb->len - off);
-		if (skb_copy_bits(skb, off, page_address(page), n)) {
-			__free_page(page);
-			kfree_skb(f);
-			return NULL;
-		}
-		skb_fill_page_desc(f, i++, page, 0, n);
-		f->len += n;
-		f->data_len += n;
-		f->truesize += PAGE_SIZE;
-		off += n;
-	}
-	memcpy(f->cb, skb->cb, sizeof(f->cb));
-	return f;
-}
-
 /* Forward and deliver what @g took, in ticket order, until a member
  * socket has no room.  mc->lock held.  Returns false then.
  */
@@ -1380,6 +1453,19 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 	struct sk_buff *skb;
 
 	while ((skb = skb_peek(&g->q))) {
+		/* Sent on from single pages, not as the frames it came in. */
+		if (skb_has_frag_list(skb)) {
+			struct sk_buff *f = grim_mc_flatten(skb);
+
+			if (!f)
+				return false;	/* again soon */
+			__skb_unlink(skb, &g->q);
+			__skb_queue_head(&g->q, f);
+			ni->mc.held += f->len;
+			ni->mc.held -= skb->len;
+			consume_skb(skb);
+			skb = f;
+		}
 		cb = GRIM_MSG_CB(skb);
 		if (cb->flags & GRIM_MC_CB_SKIPPED) {
 			grim_mc_skip(ni, g, skb, out);
@@ -1394,21 +1480,10 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 			*wake = true;
 		} else {
 			/* Forwarded once; delivered once there is room. */
-			if (!(cb->flags & GRIM_MSG_F_GROUP) &&
-			    skb_has_frag_list(skb) && (g->child[0] || g->child[1])) {
-				struct sk_buff *f = grim_mc_flatten(skb);
-
-				if (!f)
-					return false;	/* again soon */
-				__skb_unlink(skb, &g->q);
-				__skb_queue_head(&g->q, f);
-				consume_skb(skb);
-				skb = f;
-				cb = GRIM_MSG_CB(skb);
-			}
 			if (!(cb->flags & GRIM_MSG_F_GROUP)) {
 				grim_mc_forward(ni, g, skb, out);
 				cb->flags |= GRIM_MSG_F_GROUP;
+				g->rx++;
 				grim_count(ni, NULL, GRIM_STAT_MC_RX);
 			}
 			if (g->in_tree && !grim_mc_deliver_local(ni, g, skb))
@@ -1421,6 +1496,30 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 	return true;
 }
 
+/* Whether the namespace joined a group whose tree lacks the NI. */
+static bool grim_mc_waiting(struct grim_ni *ni)
+{
+	struct grim_mc_group *g;
+	bool waiting = false;
+	int b;
+
+	if (READ_ONCE(ni->mc.leader) == ni->node)
+		return false;
+	spin_lock_bh(&ni->mc.lock);
+	hash_for_each(ni->mc.groups, b, g, hnode) {
+		if (!g->in_tree) {
+			rcu_read_lock();
+			waiting = grim_mc_has_local(grim_pernet(dev_net(ni->dev)),
+						    g->id);
+			rcu_read_unlock();
+			if (waiting)
+				break;
+		}
+	}
+	spin_unlock_bh(&ni->mc.lock);
+	return waiting;
+}
+
 static void grim_mc_work(struct work_struct *work)
 {
 	struct grim_mc *mc = container_of(to_delayed_work(work),
@@ -1428,7 +1527,7 @@ static void grim_mc_work(struct work_struct *work)
 	struct grim_ni *ni = grim_mc_ni(mc);
 	struct sk_buff_head tree_out, root_out;
 	struct grim_mc_group *g, *tmp;
-	bool retry = false, wake = false;
+	bool retry = false, wake = false, retry_join = false;
 	u32 leader, rgen;
 	int b;
 
@@ -1456,8 +1555,17 @@ static void grim_mc_work(struct work_struct *work)
 	if (leader == ni->node && xchg(&mc->peers_dirty, false))
 		grim_mc_prune(ni);
 	spin_unlock_bh(&mc->lock);
-	if (xchg(&mc->rejoin, false))
-		grim_mc_rejoin(ni, &root_out);
+	if (xchg(&mc->rejoin, false)) {
+		grim_mc_rejoin(ni, &root_out, false);
+		mc->rejoined = jiffies;
+	} else if (leader != ni->node &&
+		   time_after(jiffies, mc->rejoined +
+			      msecs_to_jiffies(READ_ONCE(ni->hello_ms)))) {
+		/* Joins not answered within a hello: again. */
+		if (grim_mc_rejoin(ni, &root_out, true))
+			retry_join = true;
+		mc->rejoined = jiffies;
+	}
 	grim_mc_control(ni, &root_out);
 
 	spin_lock_bh(&mc->lock);
@@ -1475,6 +1583,57 @@ static void grim_mc_work(struct work_struct *work)
 		wake_up_all(&grim_pernet(dev_net(ni->dev))->mc_wait);
 	if (retry)
 		grim_mc_kick(mc, GRIM_MC_RETRY);
+	else if (retry_join || grim_mc_waiting(ni))
+		grim_mc_kick(mc, msecs_to_jiffies(READ_ONCE(ni->hello_ms)) + 1);
+}
+
+/* The groups of @ni for a dump (netlink.c), from the *@skip-th on, one
+ * @fill call each, under the NI's group lock, until @fill returns
+ * non-zero; *@skip is set to where the next call starts.
+ */
+int grim_mc_walk(struct grim_ni *ni, long *skip,
+		 int (*fill)(const struct grim_mc_info *info, void *arg),
+		 void *arg)
+{
+	struct grim_net *gn = grim_pernet(dev_net(ni->dev));
+	struct grim_mc *mc = &ni->mc;
+	struct grim_mc_info info;
+	struct grim_mc_group *g;
+	struct grim_mc_sub *sub;
+	long idx = 0;
+	int b, err = 0;
+
+	rcu_read_lock();
+	spin_lock_bh(&mc->lock);
+	hash_for_each(mc->groups, b, g, hnode) {
+		if (idx++ < *skip)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.id = g->id;
+		info.root = g->known ? g->root : 0;
+		info.ticket = mc->leader == ni->node && g->root == ni->node ?
+			      g->next_ticket : g->expect;
+		info.in_tree = g->in_tree;
+		info.parent = g->parent;
+		info.child[0] = g->child[0];
+		info.child[1] = g->child[1];
+		if (mc->leader == ni->node) {
+			info.members = g->dir;
+			info.nmembers = g->ndir;
+		}
+		hlist_for_each_entry_rcu(sub, grim_sub_bucket(gn, g->id), hnode)
+			info.local += sub->group == g->id;
+		info.queued = skb_queue_len(&g->q);
+		info.rx = g->rx;
+		info.delivered = g->delivered;
+		err = fill(&info, arg);
+		if (err)
+			break;
+		*skip = idx;
+	}
+	spin_unlock_bh(&mc->lock);
+	rcu_read_unlock();
+	return err;
 }
 
 /* A peer came up or went down: the root may have changed. */

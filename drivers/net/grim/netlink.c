@@ -589,6 +589,81 @@ static int grim_nl_socket_dumpit(struct sk_buff *skb,
 	return skb->len;
 }
 
+/* Groups. */
+
+struct grim_nl_group_ctx {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+	struct grim_ni *ni;
+	bool sent;
+};
+
+static int grim_nl_fill_group(const struct grim_mc_info *gi, void *arg)
+{
+	struct grim_nl_group_ctx *ctx = arg;
+	struct sk_buff *skb = ctx->skb;
+	u32 nchild = !!gi->child[0] + !!gi->child[1];
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(ctx->cb->skb).portid,
+			  ctx->cb->nlh->nlmsg_seq, &grim_nl_family,
+			  NLM_F_MULTI, GRIM_CMD_GROUP_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, GRIM_A_IFINDEX, ctx->ni->dev->ifindex) ||
+	    nla_put_u32(skb, GRIM_A_NODE, ctx->ni->node) ||
+	    nla_put_u32(skb, GRIM_A_GROUP_ID, gi->id) ||
+	    nla_put_u32(skb, GRIM_A_GROUP_ROOT, gi->root) ||
+	    nla_put_u32(skb, GRIM_A_GROUP_TICKET, gi->ticket) ||
+	    nla_put_u8(skb, GRIM_A_GROUP_IN_TREE, gi->in_tree) ||
+	    nla_put_u32(skb, GRIM_A_GROUP_PARENT, gi->parent) ||
+	    nla_put(skb, GRIM_A_GROUP_CHILDREN, nchild * sizeof(u32),
+		    gi->child[0] ? gi->child : &gi->child[1]) ||
+	    (gi->members &&
+	     nla_put(skb, GRIM_A_GROUP_MEMBERS,
+		     gi->nmembers * sizeof(u32), gi->members)) ||
+	    nla_put_u32(skb, GRIM_A_GROUP_LOCAL, gi->local) ||
+	    nla_put_u32(skb, GRIM_A_GROUP_QUEUED, gi->queued) ||
+	    nla_put_u64_64bit(skb, GRIM_A_GROUP_RX, gi->rx, GRIM_A_PAD) ||
+	    nla_put_u64_64bit(skb, GRIM_A_GROUP_DELIVERED, gi->delivered,
+			      GRIM_A_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	ctx->sent = true;
+	return 0;
+}
+
+/* cb->args[0]: NIs done; cb->args[1]: groups of the current NI done. */
+static int grim_nl_group_dumpit(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	struct grim_nl_group_ctx ctx = { .skb = skb, .cb = cb };
+	u32 ifindex = grim_nl_dump_ifindex(cb);
+	struct net *net = sock_net(skb->sk);
+	long ni_idx = 0;
+	int err = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ctx.ni, &grim_pernet(net)->nis, list) {
+		if (ni_idx++ < cb->args[0])
+			continue;
+		if (!ifindex || ctx.ni->dev->ifindex == ifindex) {
+			err = grim_mc_walk(ctx.ni, &cb->args[1],
+					   grim_nl_fill_group, &ctx);
+			if (err)
+				break;
+		}
+		cb->args[0] = ni_idx;
+		cb->args[1] = 0;
+	}
+	rcu_read_unlock();
+	if (err && !ctx.sent)
+		return err;
+	return skb->len;
+}
+
 static const struct genl_ops grim_nl_ops[] = {
 	{
 		.cmd = GRIM_CMD_NODE_GET,
@@ -651,6 +726,12 @@ static const struct genl_ops grim_nl_ops[] = {
 		.dumpit = grim_nl_socket_dumpit,
 		.policy = grim_nl_socket_policy,
 		.maxattr = ARRAY_SIZE(grim_nl_socket_policy) - 1,
+	},
+	{
+		.cmd = GRIM_CMD_GROUP_GET,
+		.dumpit = grim_nl_group_dumpit,
+		.policy = grim_nl_ifindex_policy,
+		.maxattr = ARRAY_SIZE(grim_nl_ifindex_policy) - 1,
 	},
 };
 

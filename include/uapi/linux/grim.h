@@ -42,7 +42,8 @@
  * Ports: 0 asks for autobind; below 1024 needs CAP_NET_BIND_SERVICE.
  * Autobind picks from GRIM_PORT_EPHEMERAL to GRIM_PORT_DEV - 1.  Ports
  * from GRIM_PORT_DEV on belong to the endpoints of one link (IP over
- * GRIM has GRIM_PORT_IP and the channels after it); no socket binds them.
+ * GRIM has GRIM_PORT_IP and the channels after it, groups GRIM_PORT_MC
+ * and GRIM_PORT_MC_ROOT); no socket binds them or sends to them.
  */
 #define GRIM_PORT_ANY		0
 #define GRIM_PORT_PRIVILEGED	1024
@@ -459,6 +460,7 @@ enum {
 				 * frames are sent with
 				 */
 	GRIM_CMD_KEY_DEL,	/* do: remove a cluster key */
+	GRIM_CMD_GROUP_GET,	/* dump: the groups each NI knows */
 	__GRIM_CMD_MAX,
 };
 
@@ -518,6 +520,23 @@ enum {
 	GRIM_A_PEER_INFLIGHT_MAX,	/* u32: the most frames in flight to
 					 * the peer at once, since it was made
 					 */
+	GRIM_A_GROUP_ID,	/* u32 */
+	GRIM_A_GROUP_ROOT,	/* u32: its root's node id, 0 unknown */
+	GRIM_A_GROUP_TICKET,	/* u32: the next ticket the NI takes (the
+				 * root: stamps)
+				 */
+	GRIM_A_GROUP_IN_TREE,	/* u8: the NI delivers the group's messages */
+	GRIM_A_GROUP_PARENT,	/* u32: the NI's parent, 0 none */
+	GRIM_A_GROUP_CHILDREN,	/* binary: its children, 0 to 2 __u32 */
+	GRIM_A_GROUP_MEMBERS,	/* binary: the member NIs, __u32 each,
+				 * ascending (at the root only)
+				 */
+	GRIM_A_GROUP_LOCAL,	/* u32: sockets of the namespace in it */
+	GRIM_A_GROUP_QUEUED,	/* u32: messages taken, not yet passed on */
+	GRIM_A_GROUP_RX,	/* u64: messages taken from the tree, or
+				 * (the root) stamped
+				 */
+	GRIM_A_GROUP_DELIVERED,	/* u64: copies handed to local sockets */
 	__GRIM_A_MAX,
 };
 
