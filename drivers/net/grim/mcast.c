@@ -38,7 +38,6 @@
 #include <linux/hash.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 
 #include "grim.h"
 
@@ -722,6 +721,23 @@ static bool grim_mc_root_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	return ok;
 }
 
+/* At the root: @cb's message is the next of @g, stamped with its ticket
+ * and the root's node id and term; the root takes it as a member would.
+ * mc->lock held.
+ */
+static void grim_mc_stamp(struct grim_ni *ni, struct grim_mc_group *g,
+			  struct grim_msg_cb *cb)
+{
+	cb->arg[0] = g->id;
+	cb->arg[1] = g->next_ticket++;
+	cb->arg[2] = ni->mc.term;
+	cb->arg[3] = ni->node;
+	g->known = true;
+	g->root = ni->node;
+	g->term = ni->mc.term;
+	g->expect = cb->arg[1] + 1;
+}
+
 /* A message taken in frames chained under a head of the receiver's
  * (a frag_list) is sent on from single pages: the NI cuts frames from a
  * message's head and page fragments.  NULL if there is no memory.
@@ -770,7 +786,6 @@ static void grim_mc_ticket(struct grim_ni *ni, struct sk_buff *skb,
 	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
 	struct grim_mc *mc = &ni->mc;
 	struct grim_mc_group *g;
-	u32 ticket;
 
 	memset(cb, 0, sizeof(*cb));
 	cb->arg[0] = group;
@@ -802,15 +817,8 @@ static void grim_mc_ticket(struct grim_ni *ni, struct sk_buff *skb,
 		consume_skb(skb);
 		return;
 	}
-	ticket = g->next_ticket++;
 	cb->handler = GRIM_MC_DATA;
-	cb->arg[1] = ticket;
-	cb->arg[2] = mc->term;
-	cb->arg[3] = ni->node;
-	g->known = true;
-	g->root = ni->node;
-	g->term = mc->term;
-	g->expect = ticket + 1;
+	grim_mc_stamp(ni, g, cb);
 	grim_mc_enqueue(mc, g, skb);
 	grim_count(ni, NULL, GRIM_STAT_MC_TICKETED);
 }
@@ -1119,14 +1127,7 @@ static void grim_mc_new_tree(struct grim_ni *ni, struct grim_mc_group *g,
 	cb->node = ni->node;
 	cb->src_port = GRIM_PORT_MC;
 	cb->handler = GRIM_MC_TREE | flags << 8;
-	cb->arg[0] = g->id;
-	cb->arg[1] = g->next_ticket++;
-	cb->arg[2] = ni->mc.term;
-	cb->arg[3] = ni->node;
-	g->known = true;
-	g->root = ni->node;
-	g->term = ni->mc.term;
-	g->expect = cb->arg[1] + 1;
+	grim_mc_stamp(ni, g, cb);
 	ni->mc.held += skb->len;
 	grim_mc_enqueue(&ni->mc, g, skb);
 }
