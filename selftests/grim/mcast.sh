@@ -10,7 +10,11 @@
 # message once (to the root), and each NI of a tree at most two copies.
 # Then joins and leaves during traffic: members that stay see every
 # message, and one that joins and leaves again sees an unbroken run of
-# them, in the same order.  Bad requests get their documented errors.
+# them, in the same order.  Then a member node with children goes dark
+# and its link is deleted during traffic: the root sends the NIs below
+# it what they lack, and every member left gets every message once, in
+# one order, with no ticket skipped.  Bad requests get their documented
+# errors.
 
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -95,7 +99,7 @@ for i in "${!RPID[@]}"; do
 	grep -q '^joined' "$work/r$i.out" || { cat "$work/r$i.err"; fail "host $i did not join"; }
 done
 
-declare -A INJ0=() CP0=() RX0=()
+declare -A INJ0=() CP0=() RX0=() SK0=()
 for ((i = 1; i <= N; i++)); do
 	stats $i
 	INJ0[$i]=${S[mc_injected]?}
@@ -208,6 +212,7 @@ for ((i = 1; i <= N; i++)); do
 	check_eq "$inj" "${SENT[$i]:-0}" "host $i: messages its senders handed the NI"
 	[ "$cp" -le $((2 * rx)) ] || fail "host $i sent $cp copies of $rx messages: more than two each"
 	check_eq "${S[mc_skipped]?}" 0 "host $i: tickets skipped"
+	check_eq "${S[mc_not_parent]?}" 0 "host $i: tree messages from an NI not its parent"
 	copies=$((copies + cp))
 	log "host $i: injected $inj, took $rx from the tree, sent $cp copies, refused ${S[mc_refused]?}"
 done
@@ -278,6 +283,74 @@ done
 check_eq "$(tail -n 1 "$work/c8.$G")" "$(tail -n 1 "$work/c2.$G")" "group $G: host 8's last message"
 stats 1
 log "root: ${S[mc_tree_updates]?} tree updates, ${S[mc_ticketed]?} messages ticketed"
+
+pretty "" "a member node removed during traffic"
+# Group 505: every host but the root is a member; the tree is 1, then
+# 2..8 as a heap, so host 2 is the parent of 4 and 5, and 4 of 8.  Host 2
+# goes dark first (everything it sends is lost, so it holds what it took
+# and forwards nothing), then its link is deleted.  The root keeps every
+# message until each member has it, and sends hosts 4 and 5 again what
+# they lack: every member left gets every message once, in one order.
+G=505
+declare -A DPID=()
+for ((i = 2; i <= N; i++)); do
+	(nsrun $i "$GROUP_TOOL" recv -g $G -o "$work/d$i" -T $((600 * SLOW)) \
+		>"$work/d$i.out" 2>"$work/d$i.err") &
+	DPID[$i]=$!
+	_PIDS+=($!)
+done
+for ((i = 2; i <= N; i++)); do
+	for ((t = 0; t < 100 * SLOW; t++)); do
+		grep -q '^joined' "$work/d$i.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q '^joined' "$work/d$i.out" || { cat "$work/d$i.err"; fail "host $i did not join group $G"; }
+done
+for ((i = 1; i <= N; i++)); do
+	stats $i
+	SK0[$i]=${S[mc_skipped]?}
+done
+stats 1
+REP0=${S[mc_repaired]?}
+nsx 3 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 20000 -S 51 >"$work/ds3.out" 2>&1 &
+s1=$!
+nsx 6 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 20000 -S 52 >"$work/ds6.out" 2>&1 &
+s2=$!
+sleep 2
+tc -n "$(host 2)" qdisc replace dev eth0 root netem loss 100% || fail "host 2 dark"
+sleep 1
+ip -n "$(host 2)" link del grim0 || fail "delete host 2's link"
+# No sender blocks for good: both end, a few dead_ms at most later.
+for s in $s1 $s2; do
+	for ((t = 0; t < 600 * SLOW; t++)); do
+		kill -0 $s 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 $s 2>/dev/null && fail "a sender to group $G still blocks"
+done
+wait $s1 || { cat "$work/ds3.out"; fail "sender on host 3 failed"; }
+wait $s2 || { cat "$work/ds6.out"; fail "sender on host 6 failed"; }
+for ((i = 3; i <= N; i++)); do
+	for ((t = 0; t < 600 * SLOW; t++)); do
+		[ "$(lines "$work/d$i.$G")" -ge $((2 * COUNT)) ] && break
+		sleep 0.1
+	done
+	kill -TERM "${DPID[$i]}"
+	wait "${DPID[$i]}" || { cat "$work/d$i.err"; fail "host $i's receiver found errors"; }
+	check_eq "$(lines "$work/d$i.$G")" $((2 * COUNT)) "group $G: messages at host $i"
+	cmp -s "$work/d3.$G" "$work/d$i.$G" || fail "group $G: hosts 3 and $i saw different orders"
+done
+kill -TERM "${DPID[2]}" 2>/dev/null
+for ((i = 1; i <= N; i++)); do
+	[ $i = 2 ] && continue
+	stats $i
+	check_eq "$((${S[mc_skipped]?} - ${SK0[$i]}))" 0 "host $i: tickets skipped"
+	check_eq "${S[mc_not_parent]?}" 0 "host $i: tree messages from an NI not its parent"
+done
+stats 1
+rep=$((${S[mc_repaired]?} - REP0))
+[ "$rep" -gt 0 ] || fail "the root sent nothing again: hosts 4 and 5 lacked nothing?"
+log "root: sent $rep messages again to the NIs below host 2; every member has all $((2 * COUNT))"
 
 check_dmesg
 exit 0

@@ -103,6 +103,8 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_MC_STALE] = "mc_stale",
 	[GRIM_STAT_MC_NO_MEMBERS] = "mc_no_members",
 	[GRIM_STAT_MC_SKIPPED] = "mc_skipped",
+	[GRIM_STAT_MC_REPAIRED] = "mc_repaired",
+	[GRIM_STAT_MC_NOT_PARENT] = "mc_not_parent",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop

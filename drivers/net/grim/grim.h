@@ -210,6 +210,8 @@ enum grim_stat {
 	GRIM_STAT_MC_STALE,
 	GRIM_STAT_MC_NO_MEMBERS,
 	GRIM_STAT_MC_SKIPPED,
+	GRIM_STAT_MC_REPAIRED,
+	GRIM_STAT_MC_NOT_PARENT,
 	GRIM_STAT_MAX
 };
 
@@ -535,6 +537,7 @@ struct grim_mc {
 	u32 term;		/* ours as a root: drawn at every start */
 	u32 ngroups;
 	u32 held;		/* bytes taken and not yet passed on */
+	u32 logged;		/* bytes the root keeps for repairs */
 	atomic_t fwd;		/* copies to children not yet acknowledged */
 	struct hlist_head groups[1 << GRIM_MC_HASH_BITS];
 	struct list_head busy;	/* groups with messages to pass on */

@@ -27,9 +27,12 @@
  * parent's, overtaking what the old parent still holds) is refused and
  * comes again; one it has taken already is acknowledged and dropped.  So
  * every NI sees every message of the group once, in ticket order.  When
- * a member NI goes down, the root's next TREE is flagged RESYNC: an NI
- * below it that waits for tickets the dead NI held takes it and goes on
- * from there (the skipped tickets are counted, mc_skipped).
+ * a member NI goes down, the root builds the tree without it.  The root
+ * keeps every message it stamped until each member NI has it (members
+ * report what they have, HAVE); an NI whose parent went down, or that
+ * has waited a hello for a ticket, asks the root for what it lacks
+ * (REPAIR), and the root sends it again, straight from its log.  So a
+ * member that goes down loses nothing for the others.
  *
  * Locking: mc->lock (BH) guards the groups; the endpoints' ops run under
  * the NI's peer and stream locks and only queue.  The work (process
@@ -61,13 +64,19 @@ enum {
 	GRIM_MC_RELAY = 6,	/* to the root, from an NI the sender took
 				 * for the root: a DATA message to ticket
 				 */
+	GRIM_MC_HAVE = 7,	/* to the root: I have every ticket before
+				 * arg1
+				 */
+	GRIM_MC_REPAIR = 8,	/* to the root: ... send me those from arg1
+				 * on again
+				 */
 };
 
 #define GRIM_MC_KIND(h)		((h) & 0xff)
 #define GRIM_MC_FLAGS(h)	((h) >> 8)
 /* TREE flags */
-#define GRIM_MC_F_RESYNC	0x01	/* a member went down: every NI takes
-					 * it, past a gap
+#define GRIM_MC_F_RESYNC	0x01	/* the tree without a member that
+					 * went down
 					 */
 #define GRIM_MC_F_JOIN		0x02	/* the answer to @joiner's join */
 #define GRIM_MC_F_SINCE		0x04	/* @joiner left at ticket @since: it
@@ -109,6 +118,9 @@ static_assert(sizeof(struct grim_mc_inj) == GRIM_GROUP_HLEN);
 #define GRIM_MC_MAX_GROUPS	4096	/* groups an NI knows */
 #define GRIM_MC_RETRY		(HZ / 50)	/* a member socket was full */
 #define GRIM_MC_CTLQ_MAX	1024	/* joins, leaves, relays waiting */
+#define GRIM_MC_LOG_MEM		(4 << 20)	/* bytes the root keeps */
+#define GRIM_MC_HAVE_EVERY	32	/* tickets between two HAVEs */
+#define GRIM_MC_REPAIR_MAX	256	/* messages sent again per REPAIR */
 
 static bool grim_mc_group_ok(u32 group)
 {
@@ -133,6 +145,7 @@ struct grim_mc_group {
 	u32 root;
 	u32 term;
 	u32 expect;
+	u32 from;		/* our parent in the last TREE taken */
 	/* The tree as applied to the messages processed so far. */
 	bool in_tree;		/* we deliver to our members */
 	u32 parent;		/* 0: none (the root, or not in it) */
@@ -142,14 +155,24 @@ struct grim_mc_group {
 	 */
 	unsigned long stalled;
 	u32 stalled_at;
-	/* At the root: the member NIs (ascending), those that left, and
-	 * the next ticket.
+	/* At the root: the member NIs (ascending) and the ticket each
+	 * waits for as it last said (@have), those that left, the next
+	 * ticket, and the messages some member may still lack, in ticket
+	 * order.
 	 */
 	u32 ndir;
 	u32 *dir;
+	u32 *have;
 	u32 nleft;
 	struct grim_mc_left *left;
 	u32 next_ticket;
+	struct sk_buff_head log;
+	/* At a member: the ticket last reported to the root, when, and
+	 * when the NI last asked it for a repair (jiffies).
+	 */
+	u32 reported;
+	unsigned long reported_at;
+	unsigned long repair_at;
 	/* Taken, in ticket order: to forward and deliver. */
 	struct sk_buff_head q;
 	u64 rx;			/* messages taken (or stamped) */
@@ -213,10 +236,32 @@ static struct grim_mc_group *grim_mc_get(struct grim_mc *mc, u32 id)
 	g->id = id;
 	INIT_LIST_HEAD(&g->busy_link);
 	skb_queue_head_init(&g->q);
+	skb_queue_head_init(&g->log);
 	hlist_add_head(&g->hnode,
 		       &mc->groups[hash_32(id, GRIM_MC_HASH_BITS)]);
 	mc->ngroups++;
 	return g;
+}
+
+/* At the root: forget what every member of @g has (@all: everything).
+ * mc->lock held.
+ */
+static void grim_mc_trim(struct grim_mc *mc, struct grim_mc_group *g,
+			 bool all)
+{
+	struct grim_ni *ni = grim_mc_ni(mc);
+	u32 floor = g->next_ticket, i;
+	struct sk_buff *skb;
+
+	for (i = 0; !all && i < g->ndir; i++)
+		if (g->dir[i] != ni->node && grim_seq_before(g->have[i], floor))
+			floor = g->have[i];
+	while ((skb = skb_peek(&g->log)) &&
+	       (all || grim_seq_before(GRIM_MSG_CB(skb)->arg[1], floor))) {
+		__skb_unlink(skb, &g->log);
+		mc->logged -= skb->len;
+		kfree_skb(skb);
+	}
 }
 
 static void grim_mc_free_group(struct grim_mc *mc, struct grim_mc_group *g)
@@ -227,10 +272,12 @@ static void grim_mc_free_group(struct grim_mc *mc, struct grim_mc_group *g)
 		mc->held -= skb->len;
 		kfree_skb(skb);
 	}
+	grim_mc_trim(mc, g, true);
 	list_del(&g->busy_link);
 	hlist_del(&g->hnode);
 	mc->ngroups--;
 	kfree(g->dir);
+	kfree(g->have);
 	kfree(g->left);
 	kfree(g);
 }
@@ -531,14 +578,11 @@ enum {
 				 */
 };
 
-/* Whether the parent of @g's NI in the last tree applied is down. */
-static bool grim_mc_orphan(struct grim_ni *ni, struct grim_mc_group *g);
-
 /* An NI refused the tickets past the one it waits for, from any parent,
  * for this long: it takes the next one that comes, and counts what it
- * skipped.  What no NI will ever send again (held by an NI that
- * restarted faster than its peers saw it down) stalls a group no
- * longer than this.
+ * skipped.  The root sends what a member lacks again, a hello after it
+ * asks; this is the last resort, for a root that cannot (it restarted
+ * faster than its peers saw it down, or had no memory to keep it).
  */
 static unsigned long grim_mc_stall_max(struct grim_ni *ni)
 {
@@ -570,13 +614,7 @@ static int grim_mc_class(struct grim_mc *mc, struct grim_mc_group *g,
 		return GRIM_MC_NEXT;
 	if (grim_seq_before(ticket, g->expect))
 		return GRIM_MC_OLD;
-	/* Past a gap.  After a member went down: if our parent was that
-	 * member, what it held is gone.
-	 */
-	if (kind == GRIM_MC_TREE && (flags & GRIM_MC_F_RESYNC) &&
-	    grim_mc_orphan(ni, g))
-		return GRIM_MC_NEXT;
-	/* Our join: past the tickets sent while we were out of the tree,
+	/* Past a gap.  Our join: past the tickets sent while we were out of the tree,
 	 * once we have those from before we left.
 	 */
 	if (kind == GRIM_MC_TREE && (flags & GRIM_MC_F_JOIN) &&
@@ -605,6 +643,15 @@ static void grim_mc_tree_head(const struct grim_msg_cb *cb,
 		memset(t, 0, sizeof(*t));
 }
 
+/* A tree message comes from a parent's GRIM_PORT_MC, or, sent again,
+ * from the root's GRIM_PORT_MC_ROOT.
+ */
+static bool grim_mc_tree_src(const struct grim_msg_cb *cb)
+{
+	return cb->src_port == GRIM_PORT_MC ||
+	       (cb->src_port == GRIM_PORT_MC_ROOT && cb->node == cb->arg[3]);
+}
+
 static bool grim_mc_tree_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 			       const struct sk_buff *first, unsigned int len)
 {
@@ -612,7 +659,7 @@ static bool grim_mc_tree_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	struct grim_mc_tree t;
 	int class;
 
-	if (cb->src_port != GRIM_PORT_MC || !grim_mc_group_ok(cb->arg[0]) ||
+	if (!grim_mc_tree_src(cb) || !grim_mc_group_ok(cb->arg[0]) ||
 	    (GRIM_MC_KIND(cb->handler) != GRIM_MC_DATA &&
 	     GRIM_MC_KIND(cb->handler) != GRIM_MC_TREE &&
 	     GRIM_MC_KIND(cb->handler) != GRIM_MC_SKIP)) {
@@ -646,6 +693,57 @@ static void grim_mc_unreserve(struct grim_ep *ep, unsigned int len)
 	spin_unlock_bh(&mc->lock);
 }
 
+/* The parent of the NI in the tree TREE message @skb carries; 0 if the
+ * NI is not in it (or is its root).
+ */
+static u32 grim_mc_tree_parent(struct grim_ni *ni, const struct sk_buff *skb)
+{
+	const unsigned int off = sizeof(struct grim_mc_tree);
+	unsigned int n, i;
+	__be32 id;
+
+	if (skb->len < off)
+		return 0;
+	n = min_t(unsigned int, (skb->len - off) / sizeof(id),
+		  GRIM_MAX_PEERS + 1);
+	for (i = 1; i < n; i++) {
+		if (skb_copy_bits(skb, off + i * sizeof(id), &id, sizeof(id)) ||
+		    ntohl(id) > ni->node)
+			return 0;
+		if (ntohl(id) != ni->node)
+			continue;
+		if (skb_copy_bits(skb, off + (i - 1) / 2 * sizeof(id), &id,
+				  sizeof(id)))
+			return 0;
+		return ntohl(id);
+	}
+	return 0;
+}
+
+/* Whether tree message @skb, the next one of @g, comes from the NI that
+ * passes @g's messages to us: DATA and SKIP from our parent in the last
+ * TREE taken, a TREE from our parent in the tree it carries (it travels
+ * down that one).  The root sends from its own port what a
+ * member lacks (grim_mc_tree_src()), and the last resort takes what
+ * comes.  mc->lock held.
+ */
+static bool grim_mc_from_parent(struct grim_ni *ni, struct grim_mc_group *g,
+				const struct sk_buff *skb)
+{
+	const struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+	u32 parent = 0;
+
+	if (cb->src_port == GRIM_PORT_MC_ROOT ||
+	    (g->stalled &&
+	     time_after(jiffies, g->stalled + grim_mc_stall_max(ni))))
+		return true;
+	if (GRIM_MC_KIND(cb->handler) == GRIM_MC_TREE)
+		parent = grim_mc_tree_parent(ni, skb);
+	if (!parent && g->known && g->root == cb->arg[3])
+		parent = g->from;
+	return parent && cb->node == parent;
+}
+
 static void grim_mc_tree_deliver(struct grim_ep *ep, struct sk_buff *skb,
 				 unsigned int reserved)
 {
@@ -661,7 +759,7 @@ static void grim_mc_tree_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	mc->held -= reserved;
 	if (!(cb->flags & GRIM_MC_CB_NEXT)) {
 		g = grim_mc_find(mc, cb->arg[0]);
-		if (cb->src_port != GRIM_PORT_MC || !g || g->root != cb->arg[3])
+		if (!grim_mc_tree_src(cb) || !g || g->root != cb->arg[3])
 			why = GRIM_STAT_MC_STALE;
 		goto drop;
 	}
@@ -673,6 +771,10 @@ static void grim_mc_tree_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	/* Classed again: another copy of it may have come first. */
 	if (grim_mc_class(mc, g, cb, &t) != GRIM_MC_NEXT)
 		goto drop;
+	if (!grim_mc_from_parent(ni, g, skb)) {
+		why = GRIM_STAT_MC_NOT_PARENT;
+		goto drop;
+	}
 	cb->flags &= ~GRIM_MC_CB_NEXT;
 	if (g->known && g->root == cb->arg[3] && g->term == cb->arg[2] &&
 	    cb->arg[1] != g->expect) {
@@ -686,6 +788,8 @@ static void grim_mc_tree_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	g->term = cb->arg[2];
 	g->expect = cb->arg[1] +
 		    (GRIM_MC_KIND(cb->handler) != GRIM_MC_SKIP);
+	if (GRIM_MC_KIND(cb->handler) == GRIM_MC_TREE)
+		g->from = grim_mc_tree_parent(ni, skb);
 	g->stalled = 0;
 	mc->held += skb->len;
 	grim_mc_enqueue(mc, g, skb);
@@ -707,12 +811,16 @@ static bool grim_mc_root_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	bool ok;
 
 	spin_lock_bh(&mc->lock);
-	/* Joins and leaves hold no payload: only their number is bounded. */
+	/* Joins, leaves and reports hold no payload: only their number is
+	 * bounded.
+	 */
 	if (skb_queue_len(&mc->ctlq) >= GRIM_MC_CTLQ_MAX)
 		ok = false;
-	else
-		ok = (cb->src_port == GRIM_PORT_MC_ROOT &&
-		      cb->handler != GRIM_MC_RELAY) || grim_mc_room(mc, len);
+	else if (cb->src_port == GRIM_PORT_MC_ROOT &&
+		 cb->handler != GRIM_MC_RELAY)
+		ok = true;
+	else	/* a message to ticket: room for it, and to keep it */
+		ok = grim_mc_room(mc, len) && mc->logged < GRIM_MC_LOG_MEM;
 	if (ok)
 		mc->held += len;
 	spin_unlock_bh(&mc->lock);
@@ -840,6 +948,8 @@ static void grim_mc_root_deliver(struct grim_ep *ep, struct sk_buff *skb,
 			grim_mc_unreserve(ep, reserved);
 		if (cb->handler != GRIM_MC_JOIN &&
 		    cb->handler != GRIM_MC_LEAVE &&
+		    cb->handler != GRIM_MC_HAVE &&
+		    cb->handler != GRIM_MC_REPAIR &&
 		    cb->handler != GRIM_MC_RELAY) {
 			grim_count(ni, NULL, why);
 			kfree_skb(skb);
@@ -1166,7 +1276,7 @@ static void grim_mc_note_left(struct grim_ni *ni, struct grim_mc_group *g,
 /* At the root: @node joins or leaves @group.  mc->lock held. */
 static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 {
-	u32 i, *dir, flags = 0, since = 0;
+	u32 i, at, *dir, flags = 0, since = 0;
 	struct grim_mc_group *g;
 
 	if (!grim_mc_group_ok(group)) {
@@ -1188,19 +1298,31 @@ static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 			return;
 		memmove(&g->dir[i], &g->dir[i + 1],
 			(g->ndir - i - 1) * sizeof(*dir));
+		memmove(&g->have[i], &g->have[i + 1],
+			(g->ndir - i - 1) * sizeof(*dir));
 		g->ndir--;
 		grim_mc_note_left(ni, g, node, false);
 		grim_mc_new_tree(ni, g, 0, 0, 0);
+		grim_mc_trim(&ni->mc, g, false);
 		return;
 	}
+	at = i;
 	if (i == g->ndir || g->dir[i] != node) {
-		dir = krealloc(g->dir, (g->ndir + 1) * sizeof(*dir),
+		/* @have first: it holds as many as @dir, or more. */
+		dir = krealloc(g->have, (g->ndir + 1) * sizeof(*dir),
 			       GFP_ATOMIC);
+		if (dir) {
+			g->have = dir;
+			dir = krealloc(g->dir, (g->ndir + 1) * sizeof(*dir),
+				       GFP_ATOMIC);
+		}
 		if (!dir) {
 			grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
 			return;
 		}
 		memmove(&dir[i + 1], &dir[i], (g->ndir - i) * sizeof(*dir));
+		memmove(&g->have[i + 1], &g->have[i],
+			(g->ndir - i) * sizeof(*dir));
 		dir[i] = node;
 		g->dir = dir;
 		g->ndir++;
@@ -1219,6 +1341,8 @@ static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 	}
 	if (node == ni->node)
 		flags |= GRIM_MC_F_FORCE;
+	/* It needs the tickets from its tree on, or from where it left. */
+	g->have[at] = flags & GRIM_MC_F_SINCE ? since : g->next_ticket;
 	grim_mc_new_tree(ni, g, flags, node, since);
 }
 
@@ -1265,8 +1389,8 @@ static bool grim_mc_orphan(struct grim_ni *ni, struct grim_mc_group *g)
 	return g->parent && !grim_mc_peer_up(ni, g->parent);
 }
 
-/* At the root: members that are down leave their groups, and the NIs
- * below them go on past what those held.  mc->lock held.
+/* At the root: members that are down leave their groups; the NIs below
+ * them ask for what those held (grim_mc_report()).  mc->lock held.
  */
 static void grim_mc_prune(struct grim_ni *ni)
 {
@@ -1279,6 +1403,7 @@ static void grim_mc_prune(struct grim_ni *ni)
 		gone = false;
 		for (i = 0, k = 0; i < g->ndir; i++) {
 			if (grim_mc_peer_up(ni, g->dir[i])) {
+				g->have[k] = g->have[i];
 				g->dir[k++] = g->dir[i];
 				continue;
 			}
@@ -1286,8 +1411,11 @@ static void grim_mc_prune(struct grim_ni *ni)
 			gone = true;
 		}
 		g->ndir = k;
-		if (gone)
-			grim_mc_new_tree(ni, g, GRIM_MC_F_RESYNC, 0, 0);
+		if (!gone)
+			continue;
+		grim_mc_new_tree(ni, g, GRIM_MC_F_RESYNC, 0, 0);
+		/* What only the dead member lacked is kept no longer. */
+		grim_mc_trim(&ni->mc, g, false);
 	}
 }
 
@@ -1373,8 +1501,107 @@ static bool grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out,
 	return any;
 }
 
+/* A message from the root's GRIM_PORT_MC_ROOT to @node's GRIM_PORT_MC,
+ * onto @out: @skb, or a copy of it (@copy).
+ */
+static bool grim_mc_resend(struct grim_ni *ni, struct sk_buff *skb,
+			   bool copy, u32 node, struct sk_buff_head *out)
+{
+	struct sk_buff *c = copy ? skb_clone(skb, GFP_ATOMIC) : skb;
+
+	if (!c) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		return false;
+	}
+	memcpy(c->cb, skb->cb, sizeof(struct grim_msg_cb));
+	grim_mc_out(c, node, GRIM_PORT_MC);
+	c->dev = ni->dev;
+	c->destructor = grim_mc_fwd_done;
+	atomic_inc(&ni->mc.fwd);
+	__skb_queue_tail(out, c);
+	return true;
+}
+
+/* At the root: tell @node to go past the tickets of @g before @ticket
+ * (lost: the root could not keep them).  mc->lock held.
+ */
+static void grim_mc_skip_to(struct grim_ni *ni, struct grim_mc_group *g,
+			    u32 ticket, u32 node, struct sk_buff_head *out)
+{
+	struct sk_buff *skip = alloc_skb(0, GFP_ATOMIC);
+	struct grim_msg_cb *cb;
+
+	if (!skip) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		return;
+	}
+	cb = GRIM_MSG_CB(skip);
+	memset(cb, 0, sizeof(*cb));
+	cb->handler = GRIM_MC_SKIP;
+	cb->arg[0] = g->id;
+	cb->arg[1] = ticket;
+	cb->arg[2] = ni->mc.term;
+	cb->arg[3] = ni->node;
+	grim_mc_resend(ni, skip, false, node, out);
+}
+
+/* At the root: member @cb->node has every ticket of group @cb->arg[0]
+ * before @cb->arg[1] (HAVE), and with REPAIR asks for those from there
+ * on: they go to it straight from the log, GRIM_MC_REPAIR_MAX at a
+ * time (it asks again for the rest).  mc->lock held.
+ */
+static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
+			 struct sk_buff_head *out)
+{
+	u32 from = cb->arg[1], want = from, i = 0, n = 0, t;
+	struct grim_mc *mc = &ni->mc;
+	struct grim_mc_group *g = NULL;
+	struct sk_buff *skb;
+
+	if (mc->leader == ni->node && cb->arg[2] == mc->term &&
+	    cb->arg[3] == ni->node && grim_mc_group_ok(cb->arg[0]))
+		g = grim_mc_find(mc, cb->arg[0]);
+	while (g && i < g->ndir && g->dir[i] != cb->node)
+		i++;
+	if (!g || i == g->ndir || grim_seq_after(from, g->next_ticket)) {
+		/* Not a member (any more), or not of this root. */
+		if (cb->handler == GRIM_MC_REPAIR)
+			grim_count(ni, NULL, GRIM_STAT_MC_STALE);
+		return;
+	}
+	if (grim_seq_after(from, g->have[i])) {
+		g->have[i] = from;
+		grim_mc_trim(mc, g, false);
+	}
+	if (cb->handler != GRIM_MC_REPAIR)
+		return;
+	skb_queue_walk(&g->log, skb) {
+		t = GRIM_MSG_CB(skb)->arg[1];
+		if (grim_seq_before(t, from))
+			continue;
+		if (n++ == GRIM_MC_REPAIR_MAX)
+			break;
+		if (t != want)
+			grim_mc_skip_to(ni, g, t, cb->node, out);
+		if (!grim_mc_resend(ni, skb, true, cb->node, out))
+			return;		/* it asks again */
+		grim_count(ni, NULL, GRIM_STAT_MC_REPAIRED);
+		want = t + 1;
+	}
+	if (n > GRIM_MC_REPAIR_MAX)
+		return;
+	/* Past the log: what the root still holds comes down the tree;
+	 * what it could not keep is gone.
+	 */
+	skb = skb_peek(&g->q);
+	t = skb ? GRIM_MSG_CB(skb)->arg[1] : g->next_ticket;
+	if (grim_seq_before(want, t))
+		grim_mc_skip_to(ni, g, t, cb->node, out);
+}
+
 /* Joins and leaves: of the namespace (the node is ours), or of NIs that
- * take us for their root.
+ * take us for their root; and the members' reports (@out: what the root
+ * sends).
  */
 static void grim_mc_control(struct grim_ni *ni, struct sk_buff_head *out)
 {
@@ -1388,6 +1615,14 @@ static void grim_mc_control(struct grim_ni *ni, struct sk_buff_head *out)
 			spin_lock_bh(&mc->lock);
 			grim_mc_ticket(ni, skb, cb->arg[0], out);
 			spin_unlock_bh(&mc->lock);
+			continue;
+		}
+		if (cb->handler == GRIM_MC_HAVE ||
+		    cb->handler == GRIM_MC_REPAIR) {
+			spin_lock_bh(&mc->lock);
+			grim_mc_have(ni, cb, out);
+			spin_unlock_bh(&mc->lock);
+			kfree_skb(skb);
 			continue;
 		}
 		if (cb->node == ni->node) {
@@ -1444,6 +1679,31 @@ static void grim_mc_skip(struct grim_ni *ni, struct grim_mc_group *g,
 	kfree_skb(skip);
 }
 
+/* At the root: keep a copy of @skb, stamped and about to go down the
+ * tree, until every member has it.  mc->lock held.
+ */
+static void grim_mc_log(struct grim_ni *ni, struct grim_mc_group *g,
+			struct sk_buff *skb)
+{
+	struct sk_buff *copy;
+
+	if (ni->mc.leader != ni->node || g->root != ni->node)
+		return;
+	copy = skb_clone(skb, GFP_ATOMIC);
+	if (!copy) {
+		/* A member that misses it goes past it, the root's SKIP
+		 * says so.
+		 */
+		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
+		return;
+	}
+	memcpy(copy->cb, skb->cb, sizeof(struct grim_msg_cb));
+	GRIM_MSG_CB(copy)->flags = 0;
+	__skb_queue_tail(&g->log, copy);
+	ni->mc.logged += copy->len;
+	grim_mc_trim(&ni->mc, g, false);
+}
+
 /* Forward and deliver what @g took, in ticket order, until a member
  * socket has no room.  mc->lock held.  Returns false then.
  */
@@ -1475,6 +1735,7 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 		if (GRIM_MC_KIND(cb->handler) == GRIM_MC_SKIP) {
 			/* told on above */
 		} else if (GRIM_MC_KIND(cb->handler) == GRIM_MC_TREE) {
+			grim_mc_log(ni, g, skb);
 			grim_mc_apply_tree(ni, g, skb);
 			grim_mc_forward(ni, g, skb, out);
 			grim_count(ni, NULL, GRIM_STAT_MC_TREE_UPDATES);
@@ -1482,6 +1743,7 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 		} else {
 			/* Forwarded once; delivered once there is room. */
 			if (!(cb->flags & GRIM_MSG_F_GROUP)) {
+				grim_mc_log(ni, g, skb);
 				grim_mc_forward(ni, g, skb, out);
 				cb->flags |= GRIM_MSG_F_GROUP;
 				g->rx++;
@@ -1495,6 +1757,68 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 		kfree_skb(skb);
 	}
 	return true;
+}
+
+/* To the root of each group the NI delivers: what it has, every
+ * GRIM_MC_HAVE_EVERY tickets or a hello after the last report; and a
+ * REPAIR, once a hello, while its parent is down or it has refused the
+ * tickets past the one it waits for, a hello long.  Returns whether to
+ * look again a hello later.
+ */
+static bool grim_mc_report(struct grim_ni *ni, struct sk_buff_head *out)
+{
+	unsigned long hello = msecs_to_jiffies(READ_ONCE(ni->hello_ms));
+	struct grim_mc *mc = &ni->mc;
+	struct grim_mc_group *g;
+	struct grim_msg_cb *cb;
+	struct sk_buff *skb;
+	bool again = false;
+	u32 kind;
+	int b;
+
+	spin_lock_bh(&mc->lock);
+	hash_for_each(mc->groups, b, g, hnode) {
+		if (!g->known || !g->in_tree || g->root == ni->node ||
+		    g->root != mc->leader)
+			continue;
+		if (grim_mc_orphan(ni, g) ||
+		    (g->stalled && g->stalled_at == g->expect &&
+		     time_after(jiffies, g->stalled + hello))) {
+			again = true;
+			if (g->repair_at &&
+			    time_before(jiffies, g->repair_at + hello))
+				continue;
+			g->repair_at = jiffies;
+			kind = GRIM_MC_REPAIR;
+		} else if (g->expect != g->reported) {
+			if (g->expect - g->reported < GRIM_MC_HAVE_EVERY &&
+			    time_before(jiffies, g->reported_at + hello)) {
+				again = true;
+				continue;
+			}
+			kind = GRIM_MC_HAVE;
+		} else {
+			continue;
+		}
+		skb = alloc_skb(0, GFP_ATOMIC);
+		if (!skb) {
+			again = true;
+			continue;
+		}
+		cb = GRIM_MSG_CB(skb);
+		memset(cb, 0, sizeof(*cb));
+		cb->handler = kind;
+		cb->arg[0] = g->id;
+		cb->arg[1] = g->expect;
+		cb->arg[2] = g->term;
+		cb->arg[3] = g->root;
+		g->reported = g->expect;
+		g->reported_at = jiffies;
+		__skb_queue_tail(out, grim_mc_out(skb, g->root,
+						  GRIM_PORT_MC_ROOT));
+	}
+	spin_unlock_bh(&mc->lock);
+	return again;
 }
 
 /* Whether the namespace joined a group whose tree lacks the NI. */
@@ -1528,7 +1852,7 @@ static void grim_mc_work(struct work_struct *work)
 	struct grim_ni *ni = grim_mc_ni(mc);
 	struct sk_buff_head tree_out, root_out;
 	struct grim_mc_group *g, *tmp;
-	bool retry = false, wake = false, retry_join = false;
+	bool retry = false, wake = false, retry_join = false, again;
 	u32 leader, rgen;
 	int b;
 
@@ -1547,6 +1871,7 @@ static void grim_mc_work(struct work_struct *work)
 			hash_for_each(mc->groups, b, g, hnode) {
 				g->ndir = 0;	/* not ours to keep */
 				g->nleft = 0;
+				grim_mc_trim(mc, g, true);
 			}
 		}
 		WRITE_ONCE(mc->leader, leader);
@@ -1577,6 +1902,7 @@ static void grim_mc_work(struct work_struct *work)
 			list_del_init(&g->busy_link);
 	}
 	spin_unlock_bh(&mc->lock);
+	again = grim_mc_report(ni, &root_out);
 
 	grim_mc_send_all(&mc->root, &root_out);
 	grim_mc_send_all(&mc->tree, &tree_out);
@@ -1584,7 +1910,7 @@ static void grim_mc_work(struct work_struct *work)
 		wake_up_all(&grim_pernet(dev_net(ni->dev))->mc_wait);
 	if (retry)
 		grim_mc_kick(mc, GRIM_MC_RETRY);
-	else if (retry_join || grim_mc_waiting(ni))
+	else if (retry_join || again || grim_mc_waiting(ni))
 		grim_mc_kick(mc, msecs_to_jiffies(READ_ONCE(ni->hello_ms)) + 1);
 }
 
@@ -1716,8 +2042,9 @@ void grim_mc_drain(struct grim_ni *ni)
 	}
 	hash_for_each_safe(mc->groups, b, tmp, g, hnode)
 		grim_mc_free_group(mc, g);
-	WARN_ON_ONCE(mc->held);
+	WARN_ON_ONCE(mc->held || mc->logged);
 	mc->held = 0;
+	mc->logged = 0;
 	WRITE_ONCE(mc->leader, 0);
 	spin_unlock_bh(&mc->lock);
 	wake_up_all(&grim_pernet(dev_net(ni->dev))->mc_wait);
