@@ -312,6 +312,16 @@ for ((i = 1; i <= N; i++)); do
 done
 stats 1
 REP0=${S[mc_repaired]?}
+# The tracepoints of tree updates and repairs, from here on.
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+if [ -d $T/events ]; then
+	[ -d $T/events/grim/grim_mc_tree ] || fail "no grim_mc_tree tracepoint"
+	echo > $T/trace
+	echo 1 > $T/events/grim/grim_mc_tree/enable
+	echo 1 > $T/events/grim/grim_mc_repair/enable
+	at_exit "echo 0 > $T/events/grim/grim_mc_tree/enable; echo 0 > $T/events/grim/grim_mc_repair/enable"
+fi
 nsx 3 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 20000 -S 51 >"$work/ds3.out" 2>&1 &
 s1=$!
 nsx 6 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 20000 -S 52 >"$work/ds6.out" 2>&1 &
@@ -335,6 +345,15 @@ for ((i = 3; i <= N; i++)); do
 		[ "$(lines "$work/d$i.$G")" -ge $((2 * COUNT)) ] && break
 		sleep 0.1
 	done
+done
+# The members leave once the root has the tree without host 2 (the
+# trees after it, below, are those of their leaves).
+for ((t = 0; t < 300 * SLOW; t++)); do
+	[ "$(gshow 1 $G | cut -d' ' -f5)" = "3,4,5,6,7,8" ] && break
+	sleep 0.1
+done
+check_eq "$(gshow 1 $G | cut -d' ' -f5)" "3,4,5,6,7,8" "group $G: the members at the root"
+for ((i = 3; i <= N; i++)); do
 	kill -TERM "${DPID[$i]}"
 	wait "${DPID[$i]}" || { cat "$work/d$i.err"; fail "host $i's receiver found errors"; }
 	check_eq "$(lines "$work/d$i.$G")" $((2 * COUNT)) "group $G: messages at host $i"
@@ -351,6 +370,18 @@ stats 1
 rep=$((${S[mc_repaired]?} - REP0))
 [ "$rep" -gt 0 ] || fail "the root sent nothing again: hosts 4 and 5 lacked nothing?"
 log "root: sent $rep messages again to the NIs below host 2; every member has all $((2 * COUNT))"
+if [ -d $T/events ]; then
+	# The tree without host 2: 1, 3, 4, 5, 6, 7, 8; host 4 is the root's
+	# child now, with 7 and 8 below it.
+	grep -E " grim_mc_tree: node=(1|4) group=$G " $T/trace | sed 's/^.*grim_mc_tree: /    /'
+	line=$(grep " grim_mc_tree: node=4 group=$G " $T/trace | grep -m1 "flags=0x1 ")
+	check_match "$line" "in_tree=1 parent=1 children=7,8" "host 4's tree without host 2 (tracepoint)"
+	n=$(grep " grim_mc_repair: node=1 group=$G " $T/trace | grep -E -c "member=(4|5) .*count=[1-9]")
+	[ "$n" -gt 0 ] || fail "no grim_mc_repair event sent hosts 4 or 5 anything"
+	log "grim_mc_repair: $n repairs with messages to hosts 4 and 5"
+else
+	log "no tracefs: the tracepoints are not checked"
+fi
 
 check_dmesg
 exit 0

@@ -43,6 +43,7 @@
 #include <linux/slab.h>
 
 #include "grim.h"
+#include "trace.h"
 
 /* Tree messages (port GRIM_PORT_MC): the handler's low byte says which,
  * its high byte holds flags; the arguments carry the group, the ticket,
@@ -816,11 +817,18 @@ static bool grim_mc_root_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	 */
 	if (skb_queue_len(&mc->ctlq) >= GRIM_MC_CTLQ_MAX)
 		ok = false;
-	else if (cb->src_port == GRIM_PORT_MC_ROOT &&
-		 cb->handler != GRIM_MC_RELAY)
-		ok = true;
-	else	/* a message to ticket: room for it, and to keep it */
+	else if (cb->src_port != GRIM_PORT_MC_ROOT)
+		/* A sender's message to ticket: room for it, and to keep
+		 * it.
+		 */
 		ok = grim_mc_room(mc, len) && mc->logged < GRIM_MC_LOG_MEM;
+	else if (cb->handler == GRIM_MC_RELAY)
+		/* Relayed, on the stream the NI's reports take too: never
+		 * held back by a full log, which those reports empty.
+		 */
+		ok = grim_mc_room(mc, len);
+	else
+		ok = true;
 	if (ok)
 		mc->held += len;
 	spin_unlock_bh(&mc->lock);
@@ -1554,9 +1562,10 @@ static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
 			 struct sk_buff_head *out)
 {
 	u32 from = cb->arg[1], want = from, i = 0, n = 0, t;
-	struct grim_mc *mc = &ni->mc;
 	struct grim_mc_group *g = NULL;
+	struct grim_mc *mc = &ni->mc;
 	struct sk_buff *skb;
+	bool more = false;
 
 	if (mc->leader == ni->node && cb->arg[2] == mc->term &&
 	    cb->arg[3] == ni->node && grim_mc_group_ok(cb->arg[0]))
@@ -1579,17 +1588,21 @@ static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
 		t = GRIM_MSG_CB(skb)->arg[1];
 		if (grim_seq_before(t, from))
 			continue;
-		if (n++ == GRIM_MC_REPAIR_MAX)
+		more = n == GRIM_MC_REPAIR_MAX;
+		if (more)
 			break;
 		if (t != want)
 			grim_mc_skip_to(ni, g, t, cb->node, out);
-		if (!grim_mc_resend(ni, skb, true, cb->node, out))
-			return;		/* it asks again */
+		more = !grim_mc_resend(ni, skb, true, cb->node, out);
+		if (more)
+			break;
 		grim_count(ni, NULL, GRIM_STAT_MC_REPAIRED);
 		want = t + 1;
+		n++;
 	}
-	if (n > GRIM_MC_REPAIR_MAX)
-		return;
+	trace_grim_mc_repair(ni->node, g->id, cb->node, from, n);
+	if (more)
+		return;		/* the rest when it asks again */
 	/* Past the log: what the root still holds comes down the tree;
 	 * what it could not keep is gone.
 	 */
@@ -1737,6 +1750,10 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 		} else if (GRIM_MC_KIND(cb->handler) == GRIM_MC_TREE) {
 			grim_mc_log(ni, g, skb);
 			grim_mc_apply_tree(ni, g, skb);
+			trace_grim_mc_tree(ni->node, g->id, cb->arg[1],
+					   cb->arg[3], GRIM_MC_FLAGS(cb->handler),
+					   g->in_tree, g->parent, g->child[0],
+					   g->child[1]);
 			grim_mc_forward(ni, g, skb, out);
 			grim_count(ni, NULL, GRIM_STAT_MC_TREE_UPDATES);
 			*wake = true;

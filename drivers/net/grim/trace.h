@@ -110,6 +110,59 @@ TRACE_EVENT(grim_peer_state,
 				       { 1, "up" }, { 2, "down" }))
 );
 
+/* An NI applied a group's tree: the tree the messages after @ticket take
+ * from it.
+ */
+TRACE_EVENT(grim_mc_tree,
+	    TP_PROTO(u32 node, u32 group, u32 ticket, u32 root, u32 flags,
+		     bool in_tree, u32 parent, u32 child0, u32 child1),
+	    TP_ARGS(node, group, ticket, root, flags, in_tree, parent, child0,
+		    child1),
+	    TP_STRUCT__entry(__field(u32, node)
+			     __field(u32, group)
+			     __field(u32, ticket)
+			     __field(u32, root)
+			     __field(u32, flags)
+			     __field(bool, in_tree)
+			     __field(u32, parent)
+			     __field(u32, child0)
+			     __field(u32, child1)),
+	    TP_fast_assign(__entry->node = node;
+			   __entry->group = group;
+			   __entry->ticket = ticket;
+			   __entry->root = root;
+			   __entry->flags = flags;
+			   __entry->in_tree = in_tree;
+			   __entry->parent = parent;
+			   __entry->child0 = child0;
+			   __entry->child1 = child1;),
+	    TP_printk("node=%u group=%u ticket=%u root=%u flags=%#x in_tree=%d parent=%u children=%u,%u",
+		      __entry->node, __entry->group, __entry->ticket,
+		      __entry->root, __entry->flags, __entry->in_tree,
+		      __entry->parent, __entry->child0, __entry->child1)
+);
+
+/* The root sends member @member the messages of @group from @from on
+ * again (@count of them), from its log.
+ */
+TRACE_EVENT(grim_mc_repair,
+	    TP_PROTO(u32 node, u32 group, u32 member, u32 from, u32 count),
+	    TP_ARGS(node, group, member, from, count),
+	    TP_STRUCT__entry(__field(u32, node)
+			     __field(u32, group)
+			     __field(u32, member)
+			     __field(u32, from)
+			     __field(u32, count)),
+	    TP_fast_assign(__entry->node = node;
+			   __entry->group = group;
+			   __entry->member = member;
+			   __entry->from = from;
+			   __entry->count = count;),
+	    TP_printk("node=%u group=%u member=%u from=%u count=%u",
+		      __entry->node, __entry->group, __entry->member,
+		      __entry->from, __entry->count)
+);
+
 #endif /* _GRIM_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH
