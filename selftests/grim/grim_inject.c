@@ -52,6 +52,10 @@
  *   churn       valid CRC, cluster 0: one broadcast hello from each of
  *               COUNT node ids from PORT on, WAIT_MS apart, each from a
  *               MAC of its own (no template needed)
+ *   mcforge     group messages forged from -f FILE (from capture): DATA,
+ *               TREE and SKIP with the real group, root and term and
+ *               tickets just past the real ones, and joins, leaves,
+ *               reports, repair requests and relays to the root
  *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
  *               DSTMAC has acknowledged them all, then WAIT_MS more, and
  *               send them again unchanged, twice
@@ -307,7 +311,7 @@ static void usage(void)
 		"                   [-M SRCMAC (probe)] [-g GOFILE (probe, reasm)]\n"
 		"                   [-G GENOFF (probe)]\n"
 		"modes: random short badmagic badversion badlen badcsum hdrcrc badicsum\n"
-		"       capture flood rehello\n"
+		"       capture flood rehello mcforge\n"
 		"       cluster notours\n"
 		"       badtype unknownpeer stale frag reasm hello probe macflip replay\n"
 		"       sack churn ipjunk\n");
@@ -2052,12 +2056,152 @@ static void mode_rehello(void)
 	free(idx);
 }
 
+enum mcforge_class { M_DATA, M_TREE, M_SKIP, M_ROOT, M_MAX };
+
+static const char *const mcforge_names[M_MAX] = {
+	"data", "tree", "skip", "to-root",
+};
+
+/* A captured frame to DSTMAC that opens a message to a group port. */
+static const struct sframe *pick_mc(void)
+{
+	int tries;
+
+	for (tries = 0; tries < 8 * ncap; tries++) {
+		const struct sframe *f = pick(GRIM_FT_DATA);
+		const struct grim_link_hdr *lh = (const void *)(f->data + ETH_HLEN);
+		const struct grim_msg_hdr *mh =
+			(const void *)(f->data + ETH_HLEN + DATA_HLEN);
+		uint16_t dch;
+
+		if (!(lh->flags & GRIM_FF_FIRST) ||
+		    f->len < ETH_HLEN + DATA_HLEN + MSG_HLEN + 4 ||
+		    memcmp(((const struct ethhdr *)f->data)->h_dest, dmac, ETH_ALEN))
+			continue;
+		dch = ntohl(mh->w2) & 0xffff;
+		if (dch == GRIM_PORT_MC || dch == GRIM_PORT_MC_ROOT)
+			return f;
+	}
+	fprintf(stderr, "mcforge: no group message to the target captured\n");
+	exit(1);
+}
+
+/*
+ * mcforge: COUNT group messages to DSTMAC forged from captured ones (the
+ * real node ids, cluster, generations and streams, the real group, term
+ * and root, tickets just past the real ones), each one whole frame, in
+ * four kinds by turns: DATA on the tree port with the next tickets; TREE
+ * updates that make the target a child of the root; SKIPs far ahead;
+ * and to the root's port, joins, leaves, reports (HAVE far ahead), repair
+ * requests and relays.  Half on the captured message's stream at a
+ * sequence it may wait for, half on fresh streams; half with a trailer
+ * and a random tag (as if under a key), half a good CRC; from the real
+ * sender's MAC or the attacker's, by turns.
+ */
+static void mode_mcforge(void)
+{
+	static const uint16_t to_root[] = { 3, 4, 7, 8, 6 };
+	static uint8_t f[FRAME_MAX + 64];
+	unsigned long per[M_MAX] = {};
+	int k;
+
+	load_capture();
+	for (k = 0; k < count; k++) {
+		enum mcforge_class c = k % M_MAX;
+		int tagged = (k / M_MAX) % 2, same = (k / (2 * M_MAX)) % 2;
+		const struct sframe *src = pick_mc();
+		const uint8_t *sp = src->data + ETH_HLEN;
+		const struct grim_ctl_msg *scm =
+			(const void *)(sp + LH_LEN);
+		const struct grim_msg_hdr *smh = (const void *)(sp + DATA_HLEN);
+		const uint8_t *mac = k & 1 ?
+			((const struct ethhdr *)src->data)->h_source : smac;
+		uint32_t group, ticket, term, root, me, t;
+		uint16_t ch = c == M_ROOT ? GRIM_PORT_MC_ROOT : GRIM_PORT_MC;
+		uint16_t handler;
+		struct grim_link_hdr *lh;
+		struct grim_msg_hdr *mh;
+		uint8_t *pl;
+		size_t plen, len, i;
+
+		memcpy(&tmpl, sp, sizeof(tmpl));
+		me = ntohl(tmpl.dst_node);
+		if ((ntohl(smh->w2) & 0xffff) == GRIM_PORT_MC) {
+			group = ntohl(smh->arg[0]);
+			ticket = ntohl(smh->arg[1]);
+			term = ntohl(smh->arg[2]);
+			root = ntohl(smh->arg[3]);
+		} else {	/* an injection: its group opens the payload */
+			memcpy(&t, sp + DATA_HLEN + MSG_HLEN, 4);
+			group = ntohl(t);
+			ticket = rnd();
+			term = rnd();
+			root = me;
+		}
+		switch (c) {
+		case M_DATA:
+			handler = 1;
+			ticket += 1 + rnd() % 64;
+			plen = 24 + rnd() % 200;
+			break;
+		case M_TREE:
+			handler = 2 | (rnd() % 16) << 8;
+			ticket += 1 + rnd() % 8;
+			plen = 8 + 2 * 4;
+			break;
+		case M_SKIP:
+			handler = 5;
+			ticket += 100 + rnd() % 10000;
+			plen = 0;
+			break;
+		default:
+			handler = to_root[(k / M_MAX) % 5];
+			ticket += rnd() % 100000;
+			plen = handler == 6 ? 24 + rnd() % 200 : 0;
+			break;
+		}
+		len = data_frame(f, ch, ch, same ? ntohl(scm->inc) : fresh_inc(),
+				 same ? ntohl(scm->seq) + rnd() % 8 : 0,
+				 GRIM_FF_FIRST | GRIM_FF_LAST, 0, plen, plen) -
+		      ETH_HLEN;
+		lh = (struct grim_link_hdr *)(f + ETH_HLEN);
+		mh = (struct grim_msg_hdr *)(f + ETH_HLEN + DATA_HLEN);
+		pl = f + ETH_HLEN + DATA_HLEN + MSG_HLEN;
+		mh->w3 = htonl((uint32_t)ch << 16 | handler);
+		mh->arg[0] = htonl(group);
+		mh->arg[1] = htonl(ticket);
+		mh->arg[2] = htonl(term);
+		mh->arg[3] = htonl(root);
+		if (c == M_TREE) {
+			/* joiner, since, then the tree: the root, the target */
+			uint32_t ids[4] = { htonl(me), 0, htonl(root), htonl(me) };
+
+			memcpy(pl, ids, sizeof(ids));
+		} else if (plen >= 24) {
+			/* the group header: a DATA's, or an injection's */
+			for (i = 0; i < 24; i++)
+				pl[i] = 0;
+			t = htonl(c == M_DATA ? ntohl(tmpl.src_node) : group);
+			memcpy(pl + (c == M_DATA ? 16 : 0), &t, 4);
+		}
+		memcpy(((struct ethhdr *)f)->h_source, mac, ETH_ALEN);
+		len = forge_seal((uint8_t *)lh, len, tagged, mac);
+		per[c]++;
+		flood_xmit(f, ETH_HLEN + len);
+	}
+	printf("mcforge: %d frames from %d captured:", count, ncap);
+	for (k = 0; k < M_MAX; k++)
+		printf(" %s %lu", mcforge_names[k], per[k]);
+	printf("\n");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } modes[] = {
 	{ "capture", mode_capture },
 	{ "flood", mode_flood },
+	{ "mcforge", mode_mcforge },
 	{ "rehello", mode_rehello },
 	{ "random", mode_random },
 	{ "short", mode_short },

@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Groups on a link with a cluster key, and an attacker on the segment.
+#
+# Hosts 1 to 4 share a key; hosts 2, 3 and 4 are members of group 77,
+# whose tree is 1 (the root), then 2 and 3, and 4 below 2.  Host 5 sees
+# every frame (the bridge floods, as a hub would): it records the group's
+# traffic to host 4 (tree messages from its parent) and to host 1
+# (messages to the root), then, while two members send to the group,
+# floods hosts 4, 1 and 2 with group messages forged from what it saw
+# (grim_inject -m mcforge): DATA with the next tickets, TREE updates,
+# SKIPs far ahead, and joins, leaves, reports, repair requests and relays
+# to the root, with the real node ids, streams, group, root and term.
+#
+# Every forged frame is dropped and counted before it reaches the
+# groups: no session reset, no peer down; the group's order is unharmed
+# (every member has every message once, all in one order, no ticket
+# skipped, nothing taken from an NI that is not the parent).
+
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd ethtool od
+require_grim
+require_grim_tool
+require_ip_grim
+
+INJECT=$(dirname "$0")/grim_inject
+FLOOD=$((6000 / SLOW))
+COUNT=300
+G=77
+
+key=$(mktemp) work=$(mktemp -d)
+at_exit "rm -rf $key $work"
+od -An -tx1 -N32 /dev/urandom >"$key"
+
+# nsrun HOST CMD...: CMD in HOST's namespace, as this process (exec).
+nsrun() {
+	local n=$1
+	shift
+	exec nsenter --net="/run/netns/$(host "$n")" "$@"
+}
+lines() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
+
+pretty "" "hosts 1 to 4 with a cluster key; host 5, the attacker, sees all frames"
+setup_hosts 5
+ip -n "$SWITCH_NS" link set br0 type bridge ageing_time 0 || fail "hub mode"
+for i in 1 2 3 4; do
+	grim_add "$(host $i)" eth0 grim0 address "$(grim_addr $i)" ||
+		fail "grim0 on host $i"
+	nsx $i "$GRIM" key add dev grim0 id 1 secret-file "$key" || fail "key"
+	ip -n "$(host $i)" link set grim0 up || fail "grim0 up on host $i"
+done
+for i in 1 2 3 4; do
+	for j in 1 2 3 4; do
+		[ $i = $j ] || wait_peer_up $i $j
+	done
+done
+
+pretty "" "hosts 2, 3 and 4 join group $G"
+declare -A RPID=()
+for i in 2 3 4; do
+	(nsrun $i "$GROUP_TOOL" recv -g $G -o "$work/h$i" -T $((600 * SLOW)) \
+		>"$work/r$i.out" 2>"$work/r$i.err") &
+	RPID[$i]=$!
+	_PIDS+=($!)
+done
+for i in 2 3 4; do
+	for ((t = 0; t < 100 * SLOW; t++)); do
+		grep -q '^joined' "$work/r$i.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q '^joined' "$work/r$i.out" || { cat "$work/r$i.err"; fail "host $i did not join"; }
+done
+
+pretty "" "the attacker records the group's traffic to hosts 4, 1 and 2"
+for i in 4 1 2; do
+	nsx 5 "$INJECT" -i eth0 -d "$(host_mac $i)" -m capture -k 200 -f "$work/cap$i" -t 60 \
+		>"$work/cap$i.out" 2>&1 &
+	cpid[$i]=$!
+done
+sleep 0.5
+nsx 3 "$GROUP_TOOL" send -g $G -n 200 -M 1500 -i 5000 -S 70 >"$work/s0.out" 2>&1 ||
+	{ cat "$work/s0.out"; fail "the first messages"; }
+for i in 4 1 2; do
+	wait ${cpid[$i]} || { cat "$work/cap$i.out"; fail "capture of the traffic to host $i"; }
+done
+SENT=200
+
+declare -A B=()
+snap() {	# snap TAG: the counters of hosts 1 to 4
+	local i c
+	for i in 1 2 3 4; do
+		stats $i
+		for c in peer_session_resets peer_down_events tx_msgs_failed \
+			 rx_drop_auth rx_drop_replay rx_drop_unproven rx_drop_not_for_us \
+			 mc_skipped mc_not_parent mc_dups mc_delivered mc_ticketed mc_repaired; do
+			B[$1.$i.$c]=${S[$c]?}
+		done
+	done
+}
+snap before
+
+pretty "" "two members send $COUNT messages each; $FLOOD forged group frames to each of hosts 4, 1 and 2"
+nsx 3 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 10000 -S 71 >"$work/s1.out" 2>&1 &
+s1=$!
+nsx 2 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 10000 -S 72 >"$work/s2.out" 2>&1 &
+s2=$!
+SENT=$((SENT + 2 * COUNT))
+sleep 0.5
+for i in 4 1 2; do
+	nsx 5 "$INJECT" -i eth0 -d "$(host_mac $i)" -m mcforge -k $FLOOD -f "$work/cap$i" -S $i \
+		>"$work/f$i.out" 2>&1 &
+	fpid[$i]=$!
+done
+for i in 4 1 2; do
+	wait ${fpid[$i]} || { cat "$work/f$i.out"; fail "forged frames to host $i"; }
+	log "to host $i: $(cat "$work/f$i.out")"
+done
+overlap=yes
+kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null || overlap=no
+wait $s1 || { cat "$work/s1.out"; fail "sender on host 3"; }
+wait $s2 || { cat "$work/s2.out"; fail "sender on host 2"; }
+[ $overlap = yes ] || fail "the group's traffic ended before the forged frames did"
+
+pretty "" "every member has every message once, in one order"
+for i in 2 3 4; do
+	for ((t = 0; t < 600 * SLOW; t++)); do
+		[ "$(lines "$work/h$i.$G")" -ge $SENT ] && break
+		sleep 0.1
+	done
+	kill -TERM "${RPID[$i]}"
+	wait "${RPID[$i]}" || { cat "$work/r$i.err"; fail "host $i's receiver found errors"; }
+	check_eq "$(lines "$work/h$i.$G")" $SENT "group $G: messages at host $i"
+	cmp -s "$work/h2.$G" "$work/h$i.$G" || fail "group $G: hosts 2 and $i saw different orders"
+done
+sleep 1
+snap after
+
+pretty "" "every forged frame dropped and counted; the groups untouched"
+for i in 1 2 3 4; do
+	for c in peer_session_resets peer_down_events tx_msgs_failed mc_skipped \
+		 mc_not_parent mc_dups mc_repaired; do
+		check_eq "${B[after.$i.$c]}" "${B[before.$i.$c]}" "host $i: $c"
+	done
+done
+for i in 2 3 4; do
+	check_eq "$((B[after.$i.mc_delivered] - B[before.$i.mc_delivered]))" $((2 * COUNT)) \
+		"host $i: messages delivered to the member socket"
+done
+check_eq "$((B[after.1.mc_ticketed] - B[before.1.mc_ticketed]))" $((2 * COUNT)) \
+	"host 1 (the root): messages ticketed"
+for i in 4 1 2; do
+	d=0 why=
+	for c in rx_drop_auth rx_drop_replay rx_drop_unproven rx_drop_not_for_us; do
+		d=$((d + B[after.$i.$c] - B[before.$i.$c]))
+		why+=" $c +$((B[after.$i.$c] - B[before.$i.$c]))"
+	done
+	log "host $i: $d frames dropped:$why"
+	[ $d -ge $((FLOOD * 9 / 10)) ] ||
+		fail "host $i counted $d dropped frames of the $FLOOD forged ones sent to it"
+done
+check_dmesg
+exit 0
