@@ -27,7 +27,7 @@ require_ip_grim
 
 INJECT=$(dirname "$0")/grim_inject
 FLOOD=$((6000 / SLOW))
-COUNT=300
+BATCH=50
 G=77
 
 key=$(mktemp) work=$(mktemp -d)
@@ -101,12 +101,24 @@ snap() {	# snap TAG: the counters of hosts 1 to 4
 }
 snap before
 
-pretty "" "two members send $COUNT messages each; $FLOOD forged group frames to each of hosts 4, 1 and 2"
-nsx 3 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 10000 -S 71 >"$work/s1.out" 2>&1 &
+# sendloop HOST SEED: batches of $BATCH messages to the group from HOST
+# until $work/stop exists (one at least); then the number of batches in
+# $work/bHOST.
+sendloop() {
+	local h=$1 b=0
+	while [ $b = 0 ] || [ ! -e "$work/stop" ]; do
+		nsx "$h" "$GROUP_TOOL" send -g $G -n $BATCH -M 1500 -i 10000 -S $(($2 * 1000 + b)) \
+			>"$work/s$h.out" 2>&1 || { cat "$work/s$h.out"; return 1; }
+		b=$((b + 1))
+	done
+	echo $b >"$work/b$h"
+}
+
+pretty "" "two members send to the group; $FLOOD forged group frames to each of hosts 4, 1 and 2"
+sendloop 3 71 &
 s1=$!
-nsx 2 "$GROUP_TOOL" send -g $G -n $COUNT -M 1500 -i 10000 -S 72 >"$work/s2.out" 2>&1 &
+sendloop 2 72 &
 s2=$!
-SENT=$((SENT + 2 * COUNT))
 sleep 0.5
 for i in 4 1 2; do
 	nsx 5 "$INJECT" -i eth0 -d "$(host_mac $i)" -m mcforge -k $FLOOD -f "$work/cap$i" -S $i \
@@ -117,11 +129,14 @@ for i in 4 1 2; do
 	wait ${fpid[$i]} || { cat "$work/f$i.out"; fail "forged frames to host $i"; }
 	log "to host $i: $(cat "$work/f$i.out")"
 done
-overlap=yes
-kill -0 $s1 2>/dev/null || kill -0 $s2 2>/dev/null || overlap=no
-wait $s1 || { cat "$work/s1.out"; fail "sender on host 3"; }
-wait $s2 || { cat "$work/s2.out"; fail "sender on host 2"; }
-[ $overlap = yes ] || fail "the group's traffic ended before the forged frames did"
+kill -0 $s1 2>/dev/null && kill -0 $s2 2>/dev/null ||
+	fail "the group's traffic ended before the forged frames did"
+touch "$work/stop"
+wait $s1 || fail "sender on host 3"
+wait $s2 || fail "sender on host 2"
+N3=$(cat "$work/b3") N2=$(cat "$work/b2")
+SENT=$((SENT + (N3 + N2) * BATCH))
+log "hosts 3 and 2 sent $N3 and $N2 batches of $BATCH messages"
 
 pretty "" "every member has every message once, in one order"
 for i in 2 3 4; do
@@ -145,10 +160,10 @@ for i in 1 2 3 4; do
 	done
 done
 for i in 2 3 4; do
-	check_eq "$((B[after.$i.mc_delivered] - B[before.$i.mc_delivered]))" $((2 * COUNT)) \
+	check_eq "$((B[after.$i.mc_delivered] - B[before.$i.mc_delivered]))" $(((N3 + N2) * BATCH)) \
 		"host $i: messages delivered to the member socket"
 done
-check_eq "$((B[after.1.mc_ticketed] - B[before.1.mc_ticketed]))" $((2 * COUNT)) \
+check_eq "$((B[after.1.mc_ticketed] - B[before.1.mc_ticketed]))" $(((N3 + N2) * BATCH)) \
 	"host 1 (the root): messages ticketed"
 for i in 4 1 2; do
 	d=0 why=

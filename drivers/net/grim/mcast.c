@@ -615,8 +615,8 @@ static int grim_mc_class(struct grim_mc *mc, struct grim_mc_group *g,
 		return GRIM_MC_NEXT;
 	if (grim_seq_before(ticket, g->expect))
 		return GRIM_MC_OLD;
-	/* Past a gap.  Our join: past the tickets sent while we were out of the tree,
-	 * once we have those from before we left.
+	/* Past a gap.  Our join: past the tickets sent while we were out
+	 * of the tree, once we have those from before we left.
 	 */
 	if (kind == GRIM_MC_TREE && (flags & GRIM_MC_F_JOIN) &&
 	    ntohl(t->joiner) == ni->node &&
@@ -724,9 +724,9 @@ static u32 grim_mc_tree_parent(struct grim_ni *ni, const struct sk_buff *skb)
 /* Whether tree message @skb, the next one of @g, comes from the NI that
  * passes @g's messages to us: DATA and SKIP from our parent in the last
  * TREE taken, a TREE from our parent in the tree it carries (it travels
- * down that one).  The root sends from its own port what a
- * member lacks (grim_mc_tree_src()), and the last resort takes what
- * comes.  mc->lock held.
+ * down that one).  The root sends what a member lacks from its own port
+ * (grim_mc_tree_src()), and the last resort takes what comes.  mc->lock
+ * held.
  */
 static bool grim_mc_from_parent(struct grim_ni *ni, struct grim_mc_group *g,
 				const struct sk_buff *skb)
