@@ -128,6 +128,12 @@ static bool grim_mc_group_ok(u32 group)
 	return group && group <= GRIM_GROUP_MAX;
 }
 
+/* A member, as its root follows it. */
+struct grim_mc_member {
+	u32 have;		/* the ticket it waits for, as it last said */
+	unsigned long repair_at;	/* jiffies: its last REPAIR answered */
+};
+
 /* A member that left, as its root remembers it. */
 struct grim_mc_left {
 	u32 node;
@@ -156,14 +162,14 @@ struct grim_mc_group {
 	 */
 	unsigned long stalled;
 	u32 stalled_at;
-	/* At the root: the member NIs (ascending) and the ticket each
-	 * waits for as it last said (@have), those that left, the next
+	/* At the root: the member NIs (ascending) and what it knows of
+	 * each (@mem, in the same order), those that left, the next
 	 * ticket, and the messages some member may still lack, in ticket
 	 * order.
 	 */
 	u32 ndir;
 	u32 *dir;
-	u32 *have;
+	struct grim_mc_member *mem;
 	u32 nleft;
 	struct grim_mc_left *left;
 	u32 next_ticket;
@@ -255,12 +261,13 @@ static void grim_mc_trim(struct grim_mc *mc, struct grim_mc_group *g,
 	struct sk_buff *skb;
 
 	for (i = 0; !all && i < g->ndir; i++)
-		if (g->dir[i] != ni->node && grim_seq_before(g->have[i], floor))
-			floor = g->have[i];
+		if (g->dir[i] != ni->node &&
+		    grim_seq_before(g->mem[i].have, floor))
+			floor = g->mem[i].have;
 	while ((skb = skb_peek(&g->log)) &&
 	       (all || grim_seq_before(GRIM_MSG_CB(skb)->arg[1], floor))) {
 		__skb_unlink(skb, &g->log);
-		mc->logged -= skb->len;
+		mc->logged -= skb->truesize;
 		kfree_skb(skb);
 	}
 }
@@ -278,7 +285,7 @@ static void grim_mc_free_group(struct grim_mc *mc, struct grim_mc_group *g)
 	hlist_del(&g->hnode);
 	mc->ngroups--;
 	kfree(g->dir);
-	kfree(g->have);
+	kfree(g->mem);
 	kfree(g->left);
 	kfree(g);
 }
@@ -1285,7 +1292,9 @@ static void grim_mc_note_left(struct grim_ni *ni, struct grim_mc_group *g,
 static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 {
 	u32 i, at, *dir, flags = 0, since = 0;
+	struct grim_mc_member *mem;
 	struct grim_mc_group *g;
+	bool added;
 
 	if (!grim_mc_group_ok(group)) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_MSG);
@@ -1306,21 +1315,22 @@ static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 			return;
 		memmove(&g->dir[i], &g->dir[i + 1],
 			(g->ndir - i - 1) * sizeof(*dir));
-		memmove(&g->have[i], &g->have[i + 1],
-			(g->ndir - i - 1) * sizeof(*dir));
+		memmove(&g->mem[i], &g->mem[i + 1],
+			(g->ndir - i - 1) * sizeof(*g->mem));
 		g->ndir--;
 		grim_mc_note_left(ni, g, node, false);
 		grim_mc_new_tree(ni, g, 0, 0, 0);
 		grim_mc_trim(&ni->mc, g, false);
 		return;
 	}
-	at = i;
-	if (i == g->ndir || g->dir[i] != node) {
-		/* @have first: it holds as many as @dir, or more. */
-		dir = krealloc(g->have, (g->ndir + 1) * sizeof(*dir),
+	added = i == g->ndir || g->dir[i] != node;
+	if (added) {
+		/* @mem first: it holds as many as @dir, or more. */
+		mem = krealloc(g->mem, (g->ndir + 1) * sizeof(*mem),
 			       GFP_ATOMIC);
-		if (dir) {
-			g->have = dir;
+		dir = NULL;
+		if (mem) {
+			g->mem = mem;
 			dir = krealloc(g->dir, (g->ndir + 1) * sizeof(*dir),
 				       GFP_ATOMIC);
 		}
@@ -1329,12 +1339,13 @@ static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 			return;
 		}
 		memmove(&dir[i + 1], &dir[i], (g->ndir - i) * sizeof(*dir));
-		memmove(&g->have[i + 1], &g->have[i],
-			(g->ndir - i) * sizeof(*dir));
+		memmove(&g->mem[i + 1], &g->mem[i],
+			(g->ndir - i) * sizeof(*mem));
 		dir[i] = node;
 		g->dir = dir;
 		g->ndir++;
 	}
+	at = i;
 	/* A join again (its NI restarted, or took another root for a
 	 * while) is answered with the tree as well.
 	 */
@@ -1349,8 +1360,14 @@ static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 	}
 	if (node == ni->node)
 		flags |= GRIM_MC_F_FORCE;
-	/* It needs the tickets from its tree on, or from where it left. */
-	g->have[at] = flags & GRIM_MC_F_SINCE ? since : g->next_ticket;
+	/* A new member needs the tickets from its tree on, or from where
+	 * it left; one that joins again keeps what it said it has.
+	 */
+	if (added) {
+		g->mem[at].have = flags & GRIM_MC_F_SINCE ? since :
+							    g->next_ticket;
+		g->mem[at].repair_at = 0;
+	}
 	grim_mc_new_tree(ni, g, flags, node, since);
 }
 
@@ -1411,7 +1428,7 @@ static void grim_mc_prune(struct grim_ni *ni)
 		gone = false;
 		for (i = 0, k = 0; i < g->ndir; i++) {
 			if (grim_mc_peer_up(ni, g->dir[i])) {
-				g->have[k] = g->have[i];
+				g->mem[k] = g->mem[i];
 				g->dir[k++] = g->dir[i];
 				continue;
 			}
@@ -1521,7 +1538,8 @@ static bool grim_mc_resend(struct grim_ni *ni, struct sk_buff *skb,
 		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
 		return false;
 	}
-	memcpy(c->cb, skb->cb, sizeof(struct grim_msg_cb));
+	if (copy)
+		memcpy(c->cb, skb->cb, sizeof(struct grim_msg_cb));
 	grim_mc_out(c, node, GRIM_PORT_MC);
 	c->dev = ni->dev;
 	c->destructor = grim_mc_fwd_done;
@@ -1578,17 +1596,28 @@ static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
 			grim_count(ni, NULL, GRIM_STAT_MC_STALE);
 		return;
 	}
-	if (grim_seq_after(from, g->have[i])) {
-		g->have[i] = from;
+	if (grim_seq_after(from, g->mem[i].have)) {
+		g->mem[i].have = from;
 		grim_mc_trim(mc, g, false);
 	}
 	if (cb->handler != GRIM_MC_REPAIR)
 		return;
+	/* A member asks once a hello: more often, the answer to the last
+	 * request may still be on its way.
+	 */
+	if (g->mem[i].repair_at &&
+	    time_before(jiffies, g->mem[i].repair_at +
+			msecs_to_jiffies(READ_ONCE(ni->hello_ms)) / 2)) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
+		return;
+	}
+	g->mem[i].repair_at = jiffies ?: 1;
 	skb_queue_walk(&g->log, skb) {
 		t = GRIM_MSG_CB(skb)->arg[1];
 		if (grim_seq_before(t, from))
 			continue;
-		more = n == GRIM_MC_REPAIR_MAX;
+		more = n == GRIM_MC_REPAIR_MAX ||
+		       atomic_read(&mc->fwd) >= GRIM_MC_FWD_MAX;
 		if (more)
 			break;
 		if (t != want)
@@ -1607,7 +1636,9 @@ static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
 	 * what it could not keep is gone.
 	 */
 	skb = skb_peek(&g->q);
-	t = skb ? GRIM_MSG_CB(skb)->arg[1] : g->next_ticket;
+	t = skb && GRIM_MSG_CB(skb)->arg[3] == ni->node &&
+	    GRIM_MSG_CB(skb)->arg[2] == mc->term ? GRIM_MSG_CB(skb)->arg[1] :
+						   g->next_ticket;
 	if (grim_seq_before(want, t))
 		grim_mc_skip_to(ni, g, t, cb->node, out);
 }
@@ -1698,22 +1729,29 @@ static void grim_mc_skip(struct grim_ni *ni, struct grim_mc_group *g,
 static void grim_mc_log(struct grim_ni *ni, struct grim_mc_group *g,
 			struct sk_buff *skb)
 {
+	const struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
 	struct sk_buff *copy;
 
-	if (ni->mc.leader != ni->node || g->root != ni->node)
+	/* Ours: not a message of the root before us still queued. */
+	if (ni->mc.leader != ni->node || cb->arg[3] != ni->node ||
+	    cb->arg[2] != ni->mc.term)
 		return;
+	/* Full (a member that does not report holds it): a member that
+	 * misses this one goes past it, the root's SKIP says so.
+	 */
+	if (ni->mc.logged >= GRIM_MC_LOG_MEM) {
+		grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
+		return;
+	}
 	copy = skb_clone(skb, GFP_ATOMIC);
 	if (!copy) {
-		/* A member that misses it goes past it, the root's SKIP
-		 * says so.
-		 */
 		grim_count(ni, NULL, GRIM_STAT_DROP_NOMEM);
 		return;
 	}
 	memcpy(copy->cb, skb->cb, sizeof(struct grim_msg_cb));
 	GRIM_MSG_CB(copy)->flags = 0;
 	__skb_queue_tail(&g->log, copy);
-	ni->mc.logged += copy->len;
+	ni->mc.logged += copy->truesize;
 	grim_mc_trim(&ni->mc, g, false);
 }
 
@@ -1785,6 +1823,7 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 static bool grim_mc_report(struct grim_ni *ni, struct sk_buff_head *out)
 {
 	unsigned long hello = msecs_to_jiffies(READ_ONCE(ni->hello_ms));
+	struct grim_net *gn = grim_pernet(dev_net(ni->dev));
 	struct grim_mc *mc = &ni->mc;
 	struct grim_mc_group *g;
 	struct grim_msg_cb *cb;
@@ -1793,10 +1832,14 @@ static bool grim_mc_report(struct grim_ni *ni, struct sk_buff_head *out)
 	u32 kind;
 	int b;
 
+	rcu_read_lock();
 	spin_lock_bh(&mc->lock);
 	hash_for_each(mc->groups, b, g, hnode) {
+		/* Not once the namespace left: the tree without us never
+		 * reaches us to say so.
+		 */
 		if (!g->known || !g->in_tree || g->root == ni->node ||
-		    g->root != mc->leader)
+		    g->root != mc->leader || !grim_mc_has_local(gn, g->id))
 			continue;
 		if (grim_mc_orphan(ni, g) ||
 		    (g->stalled && g->stalled_at == g->expect &&
@@ -1835,6 +1878,7 @@ static bool grim_mc_report(struct grim_ni *ni, struct sk_buff_head *out)
 						  GRIM_PORT_MC_ROOT));
 	}
 	spin_unlock_bh(&mc->lock);
+	rcu_read_unlock();
 	return again;
 }
 
