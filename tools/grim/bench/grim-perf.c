@@ -10,6 +10,9 @@
  *   grim-perf client -f FAM,FAM... -d DEST,DEST...
  *                    -T interleaved|interleaved-stream [-l LPORT] ...
  *   grim-perf hold -d NODE,NODE... -n COUNT,COUNT... [-p PORT] [-t SECONDS]
+ *   grim-perf member -f grim|tipc [-p PORT] [-g GROUP]
+ *   grim-perf mcast -f grim|tipc -T group|unicast -d NODE,NODE... [-p PORT]
+ *                   [-g GROUP] [-s SIZE] [-n ROUNDS] [--csv]
  *
  * Families: grim (AF_GRIM SOCK_RDM, DEST = node id), tipc (AF_TIPC
  * SOCK_RDM to the service {18888, PORT}, DEST ignored), udp and tcp
@@ -39,6 +42,17 @@
  * hold: AF_GRIM sockets that send one message each (HOLD, which a
  * server ignores) and then stay open, so that their send streams stay
  * live for as long as the link's streamidle allows.
+ * member and mcast: one message to N members, each of which answers
+ * with a short PONG to the sender (the seed's multicast benchmark).  A
+ * member joins the group (grim: GROUP, and binds PORT for unicasts;
+ * tipc: the group {18889} as instance PORT).  mcast sends ROUNDS
+ * messages, one at a time: grim group, one sendto() to the group; grim
+ * unicast, one sendto() to PORT of each NODE; tipc group, one send() to
+ * the group (the client joins it as instance 0).  -d names the members
+ * (their number, for grim group and tipc).  Two results: test
+ * "inject", the sender's time in the send calls of a round, and test
+ * "complete", the time until the last member's answer; the senders
+ * column holds N.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -69,6 +83,9 @@
 #endif
 
 #define PERF_TIPC_TYPE	18888
+#define PERF_TIPC_GROUP	18889
+#define DEF_GROUP	7007
+#define MAX_MEMBERS	256
 #define PERF_ETH_P	0x88B6		/* IEEE 802 local experimental 2 */
 #define DEF_PORT	7007
 #define MAX_MSG		65536
@@ -116,10 +133,11 @@ static struct {
 	int rep;
 	int wait_s;
 	const char *label;	/* the family's name in reports, if not its own */
+	uint32_t group;		/* member, mcast */
 } o = {
 	.port = DEF_PORT, .ifname = "eth0", .test = "pingpong", .size = 64,
 	.count = 1000, .secs = 2, .senders = 1, .socks = 1, .loss = "0",
-	.wait_s = 15,
+	.wait_s = 15, .group = DEF_GROUP,
 };
 
 static double now(void)
@@ -719,6 +737,191 @@ static int pingpong(void)
 }
 
 static void usage(void) __attribute__((noreturn));
+
+/* ---- groups: one message, N members answering ------------------------------ */
+
+/* Join the benchmark's group: grim (bound to o.port as well, for the
+ * unicast case), or tipc as instance @instance.
+ */
+static int group_sock(uint32_t instance)
+{
+	int fd = open_sock();
+
+	if (o.fam == F_GRIM) {
+		struct dest d;
+
+		make_addr(&d, fd, 1);
+		if (instance && bind(fd, (struct sockaddr *)&d.a, d.alen))
+			die("bind");
+		if (setsockopt(fd, SOL_GRIM, GRIM_JOIN, &o.group, sizeof(o.group)))
+			die("GRIM_JOIN");
+	} else {
+		struct tipc_group_req req = {
+			.type = PERF_TIPC_GROUP,
+			.instance = instance,
+			.scope = TIPC_CLUSTER_SCOPE,
+		};
+
+		if (setsockopt(fd, SOL_TIPC, TIPC_GROUP_JOIN, &req, sizeof(req)))
+			die("TIPC_GROUP_JOIN");
+	}
+	return fd;
+}
+
+static void __attribute__((noreturn)) member(void)
+{
+	static uint8_t buf[MAX_MSG];
+	int fd = group_sock(o.port);
+
+	printf("member: joined\n");
+	fflush(stdout);
+	for (;;) {
+		struct sockaddr_storage from;
+		socklen_t alen = sizeof(from);
+		struct hdr *h = (struct hdr *)buf;
+		ssize_t n;
+
+		n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+			     &alen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("recv");
+		if (n < (ssize_t)sizeof(*h) || h->op != OP_PING)
+			continue;
+		h->op = OP_PONG;
+		if (o.fam == F_GRIM)	/* to the sender itself */
+			((struct sockaddr_grim *)&from)->sgrim_group = 0;
+		while (sendto(fd, buf, sizeof(*h), 0, (struct sockaddr *)&from,
+			      alen) < 0 && errno == EINTR)
+			;
+	}
+}
+
+/* The answers to round @seq from @n members: 0 once all came, 1 if they
+ * did not within @tmo seconds.
+ */
+static int answers(int fd, uint8_t *rbuf, uint32_t seq, int n, double tmo)
+{
+	double end = now() + tmo;
+	int got = 0;
+
+	while (got < n) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int left = (int)((end - now()) * 1000);
+		const struct hdr *h = (const struct hdr *)rbuf;
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return 1;
+		r = recv(fd, rbuf, MAX_MSG, MSG_DONTWAIT);
+		if (r >= (ssize_t)sizeof(*h) && h->op == OP_PONG && h->seq == seq)
+			got++;
+	}
+	return 0;
+}
+
+/* One round's message: to the tipc group, or to @n grim addresses. */
+static int mc_send(int fd, const uint8_t *buf, const struct sockaddr_grim *to,
+		   int n)
+{
+	int k;
+
+	if (o.fam == F_TIPC)
+		return send(fd, buf, o.size, 0) < 0 ? -1 : 0;
+	for (k = 0; k < n; k++)
+		if (sendto(fd, buf, o.size, 0, (const struct sockaddr *)&to[k],
+			   sizeof(to[k])) < 0)
+			return -1;
+	return 0;
+}
+
+static int mcast(void)
+{
+	static uint8_t buf[MAX_MSG], rbuf[MAX_MSG];
+	uint32_t nodes[MAX_MEMBERS], warm = 10, i, k, n = 0;
+	struct sockaddr_grim to[MAX_MEMBERS];
+	double *inj, *done, t0, t1, isum = 0, dsum = 0;
+	int unicast = !strcmp(o.test, "unicast"), fd, nm = 0;
+	struct hdr *h = (struct hdr *)buf;
+	char *list = strdup(o.dest), *tok, *save = NULL;
+
+	for (tok = strtok_r(list, ",", &save); tok && nm < MAX_MEMBERS;
+	     tok = strtok_r(NULL, ",", &save))
+		nodes[nm++] = strtoul(tok, NULL, 0);
+	free(list);
+	if (!nm || (unicast && o.fam != F_GRIM) ||
+	    (!unicast && strcmp(o.test, "group")))
+		usage();
+	fd = o.fam == F_TIPC ? group_sock(0) : open_sock();
+	memset(to, 0, sizeof(to));
+	for (k = 0; k < (uint32_t)nm; k++) {
+		to[k].sgrim_family = AF_GRIM;
+		to[k].sgrim_port = unicast ? o.port : 0;
+		to[k].sgrim_node = unicast ? nodes[k] : 0;
+		to[k].sgrim_group = unicast ? 0 : o.group;
+	}
+	inj = calloc(o.count, sizeof(double));
+	done = calloc(o.count, sizeof(double));
+	if (!inj || !done)
+		die("calloc");
+	memset(buf, 0xa5, o.size);
+	o.senders = nm;
+	/* Rounds from 0x80000000 on until one is answered by every member
+	 * (TIPC learns its group's members; a grim member NI may still be
+	 * joining), for -w seconds at most; then the rounds that count.
+	 */
+	t0 = now();
+	for (i = 0x80000000u; ; i++) {
+		h->op = OP_PING;
+		h->seq = i;
+		if (mc_send(fd, buf, to, unicast ? nm : 1) < 0)
+			die("send");
+		if (!answers(fd, rbuf, i, nm, 1))
+			break;
+		if (now() - t0 > o.wait_s) {
+			fprintf(stderr, "grim-perf: not every member answers\n");
+			report("noconn", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+			return 1;
+		}
+	}
+	for (i = 0; n < o.count; i++) {
+		h->op = OP_PING;
+		h->senders = 0;
+		h->run = 0;
+		h->seq = i;
+		t0 = now();
+		if (mc_send(fd, buf, to, unicast ? nm : 1) < 0) {
+			perror("grim-perf: send");
+			break;
+		}
+		t1 = now();
+		if (answers(fd, rbuf, i, nm, 30)) {
+			fprintf(stderr, "grim-perf: round %u: not every member answered\n", i);
+			break;
+		}
+		if (i < warm)
+			continue;
+		inj[n] = (t1 - t0) * 1e6;
+		done[n] = (now() - t0) * 1e6;
+		isum += inj[n];
+		dsum += done[n];
+		n++;
+	}
+	if (!n) {
+		report("fail", 0, 0, 0, 0, 0, 0, 0, i, 0, 0);
+		return 1;
+	}
+	qsort(inj, n, sizeof(double), cmp_dbl);
+	qsort(done, n, sizeof(double), cmp_dbl);
+	o.test = "inject";
+	report(n == o.count ? "ok" : "short", n, inj[n / 2],
+	       inj[(size_t)((n - 1) * 0.99)], isum / n, inj[0], 0, 0, n, n, 0);
+	o.test = "complete";
+	report(n == o.count ? "ok" : "short", n, done[n / 2],
+	       done[(size_t)((n - 1) * 0.99)], dsum / n, done[0], 0, 0, n, n, 0);
+	return n == o.count ? 0 : 1;
+}
 
 #define MAX_ILV 5
 
@@ -1475,6 +1678,9 @@ static void usage(void)
 		"                        [-s SIZE] [-n ROUNDS|BURST] [-t SECONDS] [--csv]\n"
 		"       grim-perf hold -d NODE,NODE... -n COUNT,COUNT... [-p PORT] [-s SIZE]\n"
 		"                        [-w WAIT_S] [-t SECONDS]\n"
+		"       grim-perf member -f grim|tipc [-p PORT] [-g GROUP]\n"
+		"       grim-perf mcast -f grim|tipc -T group|unicast -d NODE,NODE... [-p PORT]\n"
+		"                        [-g GROUP] [-s SIZE] [-n ROUNDS] [-w WAIT_S] [--csv]\n"
 		"FAMILY: grim (DEST node id), tipc (DEST ignored), udp, tcp (DEST IPv4),\n"
 		"        raw (DEST server MAC on IFACE)\n");
 	exit(2);
@@ -1507,7 +1713,7 @@ int main(int argc, char **argv)
 	}
 	o.fam = -1;
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "f:p:i:d:T:s:n:t:P:S:l:w:", lo,
+	while ((opt = getopt_long(argc, argv, "f:p:i:d:T:s:n:t:P:S:l:w:g:", lo,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'f':
@@ -1531,6 +1737,7 @@ int main(int argc, char **argv)
 		case 'S': o.socks = atoi(optarg); break;
 		case 'l': o.lport = strtoul(optarg, NULL, 0); break;
 		case 'w': o.wait_s = atoi(optarg); break;
+		case 'g': o.group = strtoul(optarg, NULL, 0); break;
 		case 'C': o.csv = 1; break;
 		case 'H': puts(CSV_HEADER); break;
 		case 'L': o.loss = optarg; break;
@@ -1560,6 +1767,16 @@ int main(int argc, char **argv)
 		if (!o.dest || !counts)
 			usage();
 		return hold(o.dest, counts);
+	}
+	if (!strcmp(mode, "member")) {
+		if (o.fam != F_GRIM && o.fam != F_TIPC)
+			usage();
+		member();
+	}
+	if (!strcmp(mode, "mcast")) {
+		if ((o.fam != F_GRIM && o.fam != F_TIPC) || !o.dest)
+			usage();
+		return mcast();
 	}
 	if (!strcmp(mode, "server")) {
 		if (o.fam == F_TCP)

@@ -20,9 +20,21 @@
 # to round: sockperf ping-pong, 64 B, UDP and TCP, grim-perf's UDP
 # ping-pong, and TCP throughput (iperf3); families ip-veth-* and
 # ip-grim-* (tests ip-pingpong and ip-stream).
+# The group cases (only=mcast, never part of a full run) have a topology
+# of their own: 65 hosts on a bridge, each with a TIPC bearer and grim0
+# on its eth0.  For each group size N (mcast=2,4,...,64), hosts 1 to N
+# are the members (grim-perf member, for GRIM and TIPC) and host 65 the
+# sender (grim-perf mcast): one message, and every member answers it
+# with a short unicast.  Families grim-group (one sendto() to the group;
+# the root is node 1, so the message crosses one hop to it and then the
+# tree), grim-unicast (N sendto()s) and tipc-group (TIPC_GROUP_JOIN, one
+# send() to the group), in turn, the order rotating every run; tests
+# inject (the sender's time in its send calls) and complete (until the
+# last answer), the senders column holding N.
 #
 #   guest.sh [out=DIR] [quick=0|1] [reps=N] [loss=0,1,5] [runs=N]
-#            [only=interleaved|auth|scale|jumbo|ip] [jumbo=MTU]
+#            [only=interleaved|auth|scale|jumbo|ip|mcast] [jumbo=MTU]
+#            [mcast=N,N...]
 #   guest.sh [out=DIR] profile=FAM,FAM:SIZE[:SECONDS[:LOSS[:TEST]]]
 #
 # Writes DIR/bench.csv (default .vm-out/bench/) (one line per result) and some context
@@ -63,11 +75,12 @@ for a; do
 	loss=*) LOSSES=${a#loss=} LOSSES=${LOSSES//,/ } ;;
 	tipc=*) TIPC_PATH=${a#tipc=} ;;
 	profile=*) PROFILE=${a#profile=} ;;
+	mcast=*) MC_NS=${a#mcast=} MC_NS=${MC_NS//,/ } ;;
 	esac
 done
 case $ONLY in
-""|interleaved|auth|scale|jumbo|ip) ;;
-*) fail "only=interleaved|auth|scale|jumbo|ip, not only=$ONLY" ;;
+""|interleaved|auth|scale|jumbo|ip|mcast) ;;
+*) fail "only=interleaved|auth|scale|jumbo|ip|mcast, not only=$ONLY" ;;
 esac
 mkdir -p "$out"
 csv=$out/bench.csv
@@ -248,6 +261,117 @@ run() {
 }
 
 # ---- cases ---------------------------------------------------------------------
+
+# ---- groups (only=mcast) -------------------------------------------------------
+
+MC_NS=${MC_NS:-2 4 8 16 32 64}
+MC_SIZES="64 4096" MC_ROUNDS=100 MC_RUNS=6
+MC_GROUP=7077
+if [ "$QUICK" = 1 ]; then
+	[ "$MC_NS" = "2 4 8 16 32 64" ] && MC_NS="2 4 8"
+	MC_ROUNDS=50 MC_RUNS=2
+fi
+
+# mcast_setup HOSTS: HOSTS hosts on a bridge (lib.sh), each with a TIPC
+# bearer (its discovery hash zeroed, so that TIPC crosses the wire) and
+# grim0, node id = host number.
+mcast_setup() {
+	local n=$1 i h
+	require_mod veth bridge sch_netem tipc
+	require_grim
+	setup_hosts "$n"
+	grim_cluster "$n"
+	for ((i = 1; i <= n; i++)); do
+		h=$(host "$i")
+		[ "$TIPC_PATH" = wire ] && tipc_pedit "$h" eth0
+		nsenter --net="/run/netns/$h" tipc node set identity "$i" 2>/dev/null ||
+			nsenter --net="/run/netns/$h" tipc node set address "1.1.$i" ||
+			fail "tipc node identity on host $i"
+		nsenter --net="/run/netns/$h" tipc bearer enable media eth device eth0 ||
+			fail "tipc bearer on host $i"
+	done
+}
+
+# mcast_members N: members on hosts 1..N (GRIM and TIPC), until each GRIM
+# one has joined (it returns once its NI is in the tree).
+MC_PIDS=()
+mcast_members() {
+	local n=$1 i t
+	for ((i = 1; i <= n; i++)); do
+		nsenter --net="/run/netns/$(host "$i")" "$PERF" member -f grim -p $PORT \
+			-g $MC_GROUP >"$out/member-$i.out" 2>>"$out/errors.log" &
+		MC_PIDS+=($!)
+		nsenter --net="/run/netns/$(host "$i")" "$PERF" member -f tipc -p $PORT \
+			>/dev/null 2>>"$out/errors.log" &
+		MC_PIDS+=($!)
+	done
+	for ((i = 1; i <= n; i++)); do
+		for ((t = 0; t < 300; t++)); do
+			grep -q joined "$out/member-$i.out" 2>/dev/null && break
+			sleep 0.1
+		done
+		grep -q joined "$out/member-$i.out" || fail "grim member on host $i did not join"
+	done
+}
+
+mcast_stop() {
+	kill "${MC_PIDS[@]}" 2>/dev/null
+	wait "${MC_PIDS[@]}" 2>/dev/null
+	MC_PIDS=()
+}
+
+# mc_run FAMILY N SIZE RUN: one run of one family from the sender.
+mc_run() {
+	local fam=$1 n=$2 size=$3 rrun=$4 line nodes f=grim t=group
+	nodes=$(seq -s, 1 "$n")
+	case $fam in
+	grim-unicast) t=unicast ;;
+	tipc-group) f=tipc ;;
+	esac
+	timeout -k 5 300 nsenter --net="/run/netns/$(host "$MC_SENDER")" "$PERF" mcast \
+		-f $f -T $t -d "$nodes" -p $PORT -g $MC_GROUP -s "$size" -n $MC_ROUNDS \
+		-w 30 --csv --loss 0 --rep "$rrun" 2>>"$out/errors.log" |
+	while read -r line; do
+		line="$fam,${line#*,}"
+		echo "$line" >>"$csv"
+		echo "    $line"
+	done
+}
+
+mcast_cases() {
+	local n s r k fams=(grim-group grim-unicast tipc-group) max=0
+	for n in $MC_NS; do
+		[ "$n" -gt "$max" ] && max=$n
+	done
+	MC_SENDER=$((max + 1))
+	pretty "" "groups: $MC_SENDER hosts on a bridge, TIPC and GRIM on each"
+	mcast_setup $MC_SENDER
+	{
+		echo "kernel: $(uname -r)"
+		echo "cpus: $(nproc)"
+		echo "groups: members N = $MC_NS (hosts 1..N), sender host $MC_SENDER;" \
+			"sizes $MC_SIZES; $MC_RUNS runs of $MC_ROUNDS rounds per family," \
+			"after warm-up; tipc: $TIPC_PATH"
+		grep -m1 'model name' /proc/cpuinfo
+	} >"$out/context.txt"
+	"$PERF" --csv-header >"$csv"
+	: >"$out/errors.log"
+	sleep 2		# every TIPC link and GRIM peer up
+	for n in $MC_NS; do
+		pretty "" "groups of $n members"
+		mcast_members "$n"
+		for s in $MC_SIZES; do
+			for ((r = 1; r <= MC_RUNS; r++)); do
+				for ((k = 0; k < 3; k++)); do
+					mc_run "${fams[(r + k) % 3]}" "$n" "$s" "$r"
+				done
+			done
+		done
+		nsenter --net="/run/netns/$(host 1)" ethtool -S grim0 |
+			grep -E ' mc_' >"$out/mc-root-$n.txt"
+		mcast_stop
+	done
+}
 
 bench_one() {
 	local loss=$1 rep=$2 s f lat_sizes=$LAT_SIZES bw_sizes=$BW_SIZES
@@ -867,6 +991,13 @@ profile() {
 
 start=$(date +%s)
 [ -n "$ONLY" ] && REPS=0
+if [ "$ONLY" = mcast ]; then
+	mcast_cases
+	echo "bench: $(($(wc -l <"$csv") - 1)) results in $(($(date +%s) - start)) s" |
+		tee -a "$out/context.txt"
+	check_dmesg
+	exit 0
+fi
 setup
 if [ -n "$PROFILE" ]; then
 	IFS=: read -r pf ps pt pl pm <<<"$PROFILE"

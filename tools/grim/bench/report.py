@@ -621,6 +621,102 @@ def lossname(l):
     return f"{l:g}%"
 
 
+# The group cases (guest.sh only=mcast): families and the tests.
+MC_FAMS = ("grim-group", "grim-unicast", "tipc-group")
+MC_TESTS = (("inject", "the sender's time in its send calls"),
+            ("complete", "until the last member's answer"))
+
+
+def mc_cell(v, digits=1):
+    if not v:
+        return "–"
+    med, lo, hi = median_ci(v)
+    if lo is None:
+        return f"{med:.{digits}f}"
+    return f"{med:.{digits}f} [{lo:.{digits}f}–{hi:.{digits}f}]"
+
+
+def mc_ratios(D, test, size, n, base, peer):
+    g = D.vals(test, base, size, n, 0.0, "lat_med_us")
+    p = D.vals(test, peer, size, n, 0.0, "lat_med_us")
+    return [g[r] / p[r] for r in sorted(g) if r in p and p[r] > 0]
+
+
+def mcast_tables(D):
+    """One message to N members: each family's median over the runs (of
+    the medians of their rounds), and GRIM's group over the others, run
+    by run (they ran in turn in each run).
+    """
+    ns = sorted({k[3] for k in D.d if k[0] == "inject"})
+    if not ns:
+        return []
+    out = ["### Groups: one message to N members, each answering", "",
+           "Microseconds, median over runs [95% CI]; ratios run by run. "
+           "**Below 1: GRIM's group is faster.**", ""]
+    for size in sorted({k[2] for k in D.d if k[0] == "inject"}):
+        for test, what in MC_TESTS:
+            out.append(f"#### {test} ({what}), {size} B")
+            out.append("")
+            out.append("| N | " + " | ".join(MC_FAMS)
+                       + " | group ÷ unicast | group ÷ TIPC |")
+            out.append("|---:|" + "---|" * (len(MC_FAMS) + 2))
+            for n in ns:
+                cells = [mc_cell(list(D.vals(test, f, size, n, 0.0,
+                                             "lat_med_us").values()))
+                         for f in MC_FAMS]
+                cells += [mc_cell(mc_ratios(D, test, size, n, "grim-group", p), 2)
+                          for p in ("grim-unicast", "tipc-group")]
+                out.append(f"| {n} | " + " | ".join(cells) + " |")
+            out.append("")
+        # Injection flat in N: the largest group's over the smallest's.
+        lo = D.vals("inject", "grim-group", size, ns[0], 0.0, "lat_med_us")
+        hi = D.vals("inject", "grim-group", size, ns[-1], 0.0, "lat_med_us")
+        if lo and hi:
+            out.append(f"GRIM group injection, N = {ns[-1]} ÷ N = {ns[0]} "
+                       f"({size} B): {statistics.median(hi.values()) / statistics.median(lo.values()):.2f}")
+            out.append("")
+    return out
+
+
+def mcast_plots(D, run):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ns = sorted({k[3] for k in D.d if k[0] == "inject"})
+    sizes = sorted({k[2] for k in D.d if k[0] == "inject"})
+    if not ns:
+        return
+    fig, axes = plt.subplots(len(sizes), 2, figsize=(10.4, 4.2 * len(sizes)),
+                             squeeze=False)
+    for i, size in enumerate(sizes):
+        for j, (test, what) in enumerate(MC_TESTS):
+            ax = axes[i][j]
+            for f in MC_FAMS:
+                xs, ys, lo, hi = [], [], [], []
+                for n in ns:
+                    v = list(D.vals(test, f, size, n, 0.0, "lat_med_us").values())
+                    if not v:
+                        continue
+                    med, a, b = median_ci(v)
+                    xs.append(n)
+                    ys.append(med)
+                    lo.append(med - (a if a is not None else med))
+                    hi.append((b if b is not None else med) - med)
+                if xs:
+                    ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3,
+                                label=f)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("members N")
+            ax.set_ylabel("µs")
+            ax.set_title(f"{test}: {what}, {size} B", fontsize=9)
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(run, "groups_vs_n.png"), dpi=110)
+    plt.close(fig)
+
+
 def tables(D, rate_senders, streams=()):
     out = []
     out.append("Ratios are GRIM ÷ peer, median over repetitions (min–max in "
@@ -705,7 +801,7 @@ def tables(D, rate_senders, streams=()):
         out.append("")
 
     if not D.reps:
-        return finish(out, D)
+        return finish(out + mcast_tables(D), D)
     out.append("### Latency: one-way (round trip / 2), median µs")
     out.append("")
     out.append("| size (B) | loss | " + " | ".join(LABEL[f] for f in FAMS)
@@ -762,6 +858,7 @@ def tables(D, rate_senders, streams=()):
                      for f in sfams]
             out.append(f"| {n} | {lossname(loss)} | " + " | ".join(cells) + " |")
     out.append("")
+    out += mcast_tables(D)
     return finish(out, D)
 
 
@@ -939,6 +1036,10 @@ def main():
         f.write(md_to_rst(md))
     if D.sizes("pingpong"):
         plots(D, run, rate_senders)
+    mcast_plots(D, run)
+    if "### Groups" in md:
+        print()
+        print(md[md.index("### Groups"):].strip())
     # The table is what `make bench` ends with.
     start = md.index("### Ratio table")
     end = md.find("### Latency")

@@ -15,6 +15,10 @@
 #   BENCH_ONLY=jumbo                    only GRIM and TCP over jumbo frames
 #   BENCH_ONLY=ip                       only IP over grim0 against IP over the veth
 #                                       (sockperf, iperf3; BENCH_RUNS rounds per loss)
+#   BENCH_ONLY=mcast                    only the groups: one message to N members
+#                                       (GRIM group, N GRIM unicasts, TIPC group)
+#   BENCH_MCAST=N,N...                  their group sizes (default 2,4,8,16,32,64;
+#                                       BENCH_QUICK=1: 2,4,8)
 #   BENCH_JUMBO=MTU                     their lower MTU (default 9000)
 #   BENCH_IP_DATACRC=on|offload|off     grim0's datacrc in the IP cases (default on)
 #   BENCH_IP_OFFLOAD=1                  grim0's sg and checksum offload on (default off)
@@ -59,6 +63,7 @@ args=("quick=${BENCH_QUICK:-0}")
 [ -n "${BENCH_TIPC:-}" ] && args+=("tipc=$BENCH_TIPC")
 [ -n "${BENCH_RUNS:-}" ] && args+=("runs=$BENCH_RUNS")
 [ -n "${BENCH_ONLY:-}" ] && args+=("only=$BENCH_ONLY")
+[ -n "${BENCH_MCAST:-}" ] && args+=("mcast=$BENCH_MCAST")
 [ -n "${BENCH_JUMBO:-}" ] && args+=("jumbo=$BENCH_JUMBO")
 [ -n "${BENCH_IP_DATACRC:-}" ] && args+=("ipcrc=$BENCH_IP_DATACRC")
 [ -n "${BENCH_IP_OFFLOAD:-}" ] && args+=("ipoff=$BENCH_IP_OFFLOAD")
