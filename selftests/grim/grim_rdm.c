@@ -46,6 +46,7 @@
  * fails it; it prints "churn: N round trips ok".
  *
  *   grim_rdm fan -d NODE -p PORT -n SOCKETS [-T SECONDS] [-l LEN] [-G MS]
+ *                [-E MS]
  *
  * fan keeps SOCKETS sockets (ephemeral ports) talking to an echo server
  * at NODE:PORT for SECONDS: each has one request at a time out, and sends
@@ -56,7 +57,9 @@
  * up (its answer was lost: an echo server drops what it cannot send).
  * With every socket's request out at once, a request waits behind all
  * the others: MS must be well above SOCKETS over the server's rate, or
- * requests given up too soon add to the load.  It prints, every second, the
+ * requests given up too soon add to the load.  With -E, it stops MS
+ * milliseconds after every socket has had an echo since the first failure
+ * report, if that is before SECONDS.  It prints, every second, the
  * echoes and reports so far, and at the end the totals, the echoes after
  * the first report, and the longest time with no echo at all.
  *
@@ -1171,6 +1174,7 @@ struct fan_sock {
 	uint32_t echoed;	/* requests echoed, +1: 0 none yet */
 	uint8_t out;		/* a request is out */
 	uint8_t after;		/* echoed since the first report */
+	int err;		/* of the last sendto that failed */
 	uint64_t sent;		/* ms: when it went */
 };
 
@@ -1197,13 +1201,14 @@ static int do_fan(int argc, char **argv)
 	uint32_t node = 0, n = 0, len = 200, secs = 30, i, seq, plen;
 	struct sockaddr_grim to = { .sgrim_family = AF_GRIM };
 	uint64_t t0, now, last_echo, gap = 0, next_print, giveup = 5000;
+	uint64_t end_after = 0, all_after = 0;
 	static uint8_t buf[4096], ans[4096];
 	struct pollfd *pfd;
 	struct fan_sock *fs;
 	int opt, err;
 	ssize_t r;
 
-	while ((opt = getopt(argc, argv, "d:p:n:T:l:G:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:n:T:l:G:E:")) != -1) {
 		switch (opt) {
 		case 'd':
 			node = strtoul(optarg, NULL, 0);
@@ -1222,6 +1227,9 @@ static int do_fan(int argc, char **argv)
 			break;
 		case 'G':
 			giveup = strtoull(optarg, NULL, 0);
+			break;
+		case 'E':
+			end_after = strtoull(optarg, NULL, 0);
 			break;
 		default:
 			return 2;
@@ -1252,6 +1260,8 @@ static int do_fan(int argc, char **argv)
 		now = now_ms();
 		if (now - t0 >= secs * 1000ull)
 			break;
+		if (end_after && all_after && now - all_after >= end_after)
+			break;
 		if (now >= next_print) {
 			printf("fan: %llu s: echoes %lu, reports %lu\n",
 			       (unsigned long long)(now - t0) / 1000, echoes,
@@ -1270,8 +1280,12 @@ static int do_fan(int argc, char **argv)
 				   (struct sockaddr *)&to, sizeof(to)) == (ssize_t)len) {
 				fs[i].out = 1;
 				fs[i].sent = now;
-			} else if (errno != EAGAIN && errno != EHOSTUNREACH &&
-				   errno != ENOBUFS) {
+				fs[i].err = 0;
+				continue;
+			}
+			fs[i].err = errno;
+			if (errno != EAGAIN && errno != EHOSTUNREACH &&
+			    errno != ENOBUFS) {
 				fprintf(stderr, "fan: sendto: %s\n", strerror(errno));
 				return 1;
 			}
@@ -1331,7 +1345,8 @@ static int do_fan(int argc, char **argv)
 			after += reports > 0;
 			if (reports && !fs[i].after) {
 				fs[i].after = 1;
-				socks_after++;
+				if (++socks_after == n)
+					all_after = now;
 			}
 			if (seq == fs[i].seq && fs[i].out) {
 				fs[i].out = 0;
@@ -1343,6 +1358,17 @@ static int do_fan(int argc, char **argv)
 	}
 	if (now_ms() - last_echo > gap)
 		gap = now_ms() - last_echo;
+	/* What a socket with no echo since the first report was doing. */
+	now = now_ms();
+	for (i = 0, r = 0; reports && i < n && r < 10; i++) {
+		if (fs[i].after)
+			continue;
+		r++;
+		fprintf(stderr, "fan: socket %u: no echo since the first report: request %u %s %llu ms ago, %u echoed, last sendto error %s\n",
+			i, fs[i].seq, fs[i].out ? "out, sent" : "not out, last sent",
+			(unsigned long long)(now - fs[i].sent), fs[i].echoed,
+			fs[i].err ? strerror(fs[i].err) : "none");
+	}
 	printf("fan: %u sockets, %lu echoes, %lu reports (%lu ECONNRESET), %lu late echoes, %lu given up, %lu echoes after the first report, to %lu sockets, longest gap %llu ms\n",
 	       n, echoes, reports, resets, late, timeouts, after, socks_after,
 	       (unsigned long long)gap);
