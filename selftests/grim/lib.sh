@@ -35,6 +35,61 @@ _NETNS=()
 _PIDS=()
 _CLEANUPS=()
 
+# ---- waiting without starting programs ---------------------------------------
+
+# sleep SECS: as sleep(1), but in the shell: a read that times out on a
+# pipe nobody writes to.  The tests poll every 0.1 s; under TCG a program
+# started costs 40 ms or more of the guest's CPU, so a poll loop of
+# sleep(1) and wc(1) kept a vCPU busy while it "waited", and slowed
+# whatever ran beside it.  Programs the tests start (timeout, nsx ...)
+# still get sleep(1).
+if exec {_nap_fd}<> <(:) 2>/dev/null; then
+	sleep() {
+		read -r -t "$1" -u "$_nap_fd" _ 2>/dev/null
+		return 0
+	}
+fi
+
+# nlines VAR FILE: the number of whole lines in FILE (0 if there is no
+# FILE) into VAR, with no subshell and no program: a line still being
+# written, with no newline yet, does not count (as with wc -l).
+nlines() {
+	local -n _nl_n=$1
+	local _nl_l=()
+	[ -r "$2" ] && mapfile _nl_l <"$2"
+	_nl_n=${#_nl_l[@]}
+	[ "$_nl_n" -gt 0 ] && [[ ${_nl_l[_nl_n - 1]} != *$'\n' ]] && _nl_n=$((_nl_n - 1))
+	return 0
+}
+# lines FILE: print the number of whole lines in FILE (0 if none).
+lines() { local n; nlines n "$1"; echo "$n"; }
+# wait_lines FILE N [SECS]: until FILE has N whole lines or more, SECS
+# (default 60) times SLOW at most.  Returns 1 if it did not get there.
+wait_lines() {
+	local n t
+	for ((t = 0; t < ${3:-60} * SLOW * 10; t++)); do
+		nlines n "$1"
+		[ "$n" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# wait_prefix FILE PREFIX [SECS]: until a line of FILE starts with PREFIX,
+# SECS (default 10) times SLOW at most.  Returns 1 if none did.
+wait_prefix() {
+	local t l _l
+	for ((t = 0; t < ${3:-10} * SLOW * 10; t++)); do
+		if [ -r "$1" ]; then
+			mapfile -t _l <"$1"
+			for l in "${_l[@]}"; do
+				[[ $l == "$2"* ]] && return 0
+			done
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
 # ---- output -----------------------------------------------------------------
 
 if [ -t 1 ]; then
@@ -226,6 +281,9 @@ host() { echo "$PFX-h$1"; }
 nsx() { local n=$1; shift; nsenter --net="/run/netns/$PFX-h$n" "$@"; }
 # nsx_sys N CMD...: as nsx, with host N's own sysfs.
 nsx_sys() { local n=$1; shift; ip netns exec "$PFX-h$n" "$@"; }
+# nsrun N CMD...: CMD in host N's namespace as this process (exec): in a
+# subshell started with &, $! is then CMD itself, which a kill reaches.
+nsrun() { local n=$1; shift; exec nsenter --net="/run/netns/$PFX-h$n" "$@"; }
 # host_mac N: the deterministic MAC of host N's eth0.
 host_mac() { printf '02:00:00:00:%02x:%02x\n' $(($1 >> 8)) $(($1 & 255)); }
 # carrier HOST DEV: 1 with carrier, 0 without.
@@ -452,6 +510,23 @@ peer_path() {
 grim_stream_frames() {
 	echo $(($(stat "$1" tx_frames) + $(stat "$1" tx_acks) + $(stat "$1" tx_closes)))
 }
+# peers_up HOST: how many peers HOST's grim0 holds up, itself not counted.
+peers_up() {
+	grim_peers "$1" | awk -v me="$1" '$1 != me && $2 == "up" { u++ }
+		END { print u + 0 }'
+}
+# wait_all_up N: until each of hosts 1..N holds the N - 1 others up (30 s
+# each, SLOW times that, at most); fails if one does not.
+wait_all_up() {
+	local i t
+	for ((i = 1; i <= $1; i++)); do
+		for ((t = 0; t < 150 * SLOW; t++)); do
+			[ "$(peers_up $i)" = $(($1 - 1)) ] && continue 2
+			sleep 0.2
+		done
+		fail "host $i does not see every peer up"
+	done
+}
 # wait_peer_up HOST NODE: wait until HOST can send to NODE (hello discovery).
 # The probe goes to port 9, where nobody listens: NODE's NI answers with a
 # REJECT, which comes back to the probe as its ECONNREFUSED report.
@@ -486,7 +561,7 @@ GROUP_TOOL=${GROUP_TOOL:-${_TESTDIR}/grim_group}
 # SRC * 1000 + b; its outputs are DIR/send.SRC.b and DIR/recv.SRC.b, its
 # PIDs go to DIR/pids, and a line "b send-rc recv-rc" to DIR/batches.SRC.
 rdm_batches() {
-	local dir=$1 src=$2 dst=$3 port=$4 n=$5 b=0 rpid spid s r t
+	local dir=$1 src=$2 dst=$3 port=$4 n=$5 b=0 rpid spid s r
 	shift 5
 	trap - EXIT
 	while [ ! -e "$dir/stop" ]; do
@@ -494,10 +569,7 @@ rdm_batches() {
 		nsx "$dst" "$RDM" recv -p "$port" -n "$n" -t 300 >"$dir/recv.$src.$b" 2>&1 &
 		rpid=$!
 		echo $rpid >>"$dir/pids"
-		for ((t = 0; t < 100; t++)); do
-			grep -qs listening "$dir/recv.$src.$b" && break
-			sleep 0.1
-		done
+		wait_prefix "$dir/recv.$src.$b" "recv: listening" 10
 		nsx "$src" "$RDM" send -d "$dst" -p "$port" -n "$n" \
 			-S $((src * 1000 + b)) "$@" >"$dir/send.$src.$b" 2>&1 &
 		spid=$!

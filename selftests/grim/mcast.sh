@@ -25,29 +25,11 @@ require_ip_grim
 N=8
 COUNT=${GRIM_TEST_MCAST_COUNT:-300}
 
-# nsrun HOST CMD...: CMD in HOST's namespace, as this process (exec):
-# started with &, $! is CMD itself, which kill -TERM then reaches.
-nsrun() {
-	local n=$1
-	shift
-	exec nsenter --net="/run/netns/$(host "$n")" "$@"
-}
-
-table() {
-	grim_peers "$1" | awk -v me="$1" '$1 != me && $2 == "up" { u++ }
-		END { print u + 0 }'
-}
 
 pretty "" "$N hosts on one bridge, a GRIM link each"
 setup_hosts $N
 grim_cluster $N
-for ((i = 1; i <= N; i++)); do
-	for ((t = 0; t < 150 * SLOW; t++)); do
-		[ "$(table $i)" = $((N - 1)) ] && break
-		sleep 0.2
-	done
-	[ "$(table $i)" = $((N - 1)) ] || fail "host $i does not see every peer up"
-done
+wait_all_up $N
 
 pretty "" "bad requests"
 out=$(nsx 1 "$GROUP_TOOL" bad) || { echo "$out"; fail "bad requests"; }
@@ -92,11 +74,7 @@ for ((i = 1; i <= N; i++)); do
 	_PIDS+=($!)
 done
 for i in "${!RPID[@]}"; do
-	for ((t = 0; t < 100 * SLOW; t++)); do
-		grep -q '^joined' "$work/r$i.out" 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q '^joined' "$work/r$i.out" || { cat "$work/r$i.err"; fail "host $i did not join"; }
+	wait_prefix "$work/r$i.out" joined || { cat "$work/r$i.err"; fail "host $i did not join"; }
 done
 
 declare -A INJ0=() CP0=() RX0=() SK0=()
@@ -124,15 +102,10 @@ for p in "${spids[@]}"; do
 	wait "$p" || { cat "$work"/s*.out; fail "a sender failed"; }
 done
 
-# want HOST: the messages HOST's receiver must end with.
-lines() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
+# Until every member has every message, a minute at most (checked below).
 for g in "${GROUPS_[@]}"; do
-	want=$((COUNT * 2))
 	for i in ${MEMBERS[$g]}; do
-		for ((t = 0; t < 600 * SLOW; t++)); do
-			[ "$(lines "$work/h$i.$g")" -ge $want ] && break
-			sleep 0.1
-		done
+		wait_lines "$work/h$i.$g" $((COUNT * 2))
 	done
 done
 pretty "" "the trees, as grim group show has them (members still in)"
@@ -229,10 +202,7 @@ for i in 2 5; do
 	_PIDS+=($!)
 done
 for i in 2 5; do
-	for ((t = 0; t < 100 * SLOW; t++)); do
-		grep -q '^joined' "$work/c$i.out" 2>/dev/null && break
-		sleep 0.1
-	done
+	wait_prefix "$work/c$i.out" joined || { cat "$work/c$i.err"; fail "host $i did not join group $G"; }
 done
 C=$((COUNT * 2))
 nsx 3 "$GROUP_TOOL" send -g $G -n $C -M 1500 -i 20000 -S 41 >"$work/cs3.out" 2>&1 &
@@ -252,11 +222,10 @@ wait "${RPID[7]}" || { cat "$work/c7.err"; fail "host 7's receiver found errors"
 wait $s1 || { cat "$work/cs3.out"; fail "sender on host 3 failed"; }
 wait $s2 || { cat "$work/cs6.out"; fail "sender on host 6 failed"; }
 for i in 2 5 8; do
-	for ((t = 0; t < 600 * SLOW; t++)); do
-		[ "$(lines "$work/c$i.$G")" -ge $((2 * C)) ] && break
-		[ $i = 8 ] && [ $t -ge 100 ] && break
-		sleep 0.1
-	done
+	# host 8 joined late: it has fewer, 10 s more at most after 2 and 5
+	t=60
+	[ $i = 8 ] && t=10
+	wait_lines "$work/c$i.$G" $((2 * C)) $t
 	kill -TERM "${RPID[$i]}"
 	wait "${RPID[$i]}" || { cat "$work/c$i.err"; fail "host $i's receiver found errors"; }
 done
@@ -300,11 +269,7 @@ for ((i = 2; i <= N; i++)); do
 	_PIDS+=($!)
 done
 for ((i = 2; i <= N; i++)); do
-	for ((t = 0; t < 100 * SLOW; t++)); do
-		grep -q '^joined' "$work/d$i.out" 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q '^joined' "$work/d$i.out" || { cat "$work/d$i.err"; fail "host $i did not join group $G"; }
+	wait_prefix "$work/d$i.out" joined || { cat "$work/d$i.err"; fail "host $i did not join group $G"; }
 done
 for ((i = 1; i <= N; i++)); do
 	stats $i
@@ -341,10 +306,7 @@ done
 wait $s1 || { cat "$work/ds3.out"; fail "sender on host 3 failed"; }
 wait $s2 || { cat "$work/ds6.out"; fail "sender on host 6 failed"; }
 for ((i = 3; i <= N; i++)); do
-	for ((t = 0; t < 600 * SLOW; t++)); do
-		[ "$(lines "$work/d$i.$G")" -ge $((2 * COUNT)) ] && break
-		sleep 0.1
-	done
+	wait_lines "$work/d$i.$G" $((2 * COUNT))
 done
 # The members leave once the root has the tree without host 2 (the
 # trees after it, below, are those of their leaves).

@@ -34,13 +34,6 @@ key=$(mktemp) work=$(mktemp -d)
 at_exit "rm -rf $key $work"
 od -An -tx1 -N32 /dev/urandom >"$key"
 
-# nsrun HOST CMD...: CMD in HOST's namespace, as this process (exec).
-nsrun() {
-	local n=$1
-	shift
-	exec nsenter --net="/run/netns/$(host "$n")" "$@"
-}
-lines() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
 
 pretty "" "hosts 1 to 4 with a cluster key; host 5, the attacker, sees all frames"
 setup_hosts 5
@@ -66,11 +59,7 @@ for i in 2 3 4; do
 	_PIDS+=($!)
 done
 for i in 2 3 4; do
-	for ((t = 0; t < 100 * SLOW; t++)); do
-		grep -q '^joined' "$work/r$i.out" 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q '^joined' "$work/r$i.out" || { cat "$work/r$i.err"; fail "host $i did not join"; }
+	wait_prefix "$work/r$i.out" joined || { cat "$work/r$i.err"; fail "host $i did not join"; }
 done
 
 pretty "" "the attacker records the group's traffic to hosts 4, 1 and 2"
@@ -140,10 +129,7 @@ log "hosts 3 and 2 sent $N3 and $N2 batches of $BATCH messages"
 
 pretty "" "every member has every message once, in one order"
 for i in 2 3 4; do
-	for ((t = 0; t < 600 * SLOW; t++)); do
-		[ "$(lines "$work/h$i.$G")" -ge $SENT ] && break
-		sleep 0.1
-	done
+	wait_lines "$work/h$i.$G" $SENT
 	kill -TERM "${RPID[$i]}"
 	wait "${RPID[$i]}" || { cat "$work/r$i.err"; fail "host $i's receiver found errors"; }
 	check_eq "$(lines "$work/h$i.$G")" $SENT "group $G: messages at host $i"

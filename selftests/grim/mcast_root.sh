@@ -28,17 +28,6 @@ COUNT=700	# per sender after the change: past the log's 4 MB
 work=$(mktemp -d)
 at_exit "rm -rf $work"
 
-# nsrun HOST CMD...: CMD in HOST's namespace, as this process (exec).
-nsrun() {
-	local n=$1
-	shift
-	exec nsenter --net="/run/netns/$(host "$n")" "$@"
-}
-lines() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
-table() {
-	grim_peers "$1" | awk -v me="$1" '$1 != me && $2 == "up" { u++ }
-		END { print u + 0 }'
-}
 # root HOST: the root of group $G as HOST sees it, and whether it is in
 # the tree ("2 in-tree").
 root() {
@@ -56,7 +45,7 @@ root() {
 # options in RECV_OPTS_<HOST>.
 declare -A RPID=()
 members() {
-	local p=$1 i t o
+	local p=$1 i o
 	shift
 	for i; do
 		o=RECV_OPTS_$i
@@ -67,24 +56,14 @@ members() {
 		_PIDS+=($!)
 	done
 	for i; do
-		for ((t = 0; t < 100 * SLOW; t++)); do
-			grep -q '^joined' "$p.$i.out" 2>/dev/null && break
-			sleep 0.1
-		done
-		grep -q '^joined' "$p.$i.out" || { cat "$p.$i.err"; fail "host $i did not join"; }
+		wait_prefix "$p.$i.out" joined || { cat "$p.$i.err"; fail "host $i did not join"; }
 	done
 }
 
 pretty "" "$N hosts on one bridge, a GRIM link each"
 setup_hosts $N
 grim_cluster $N
-for ((i = 1; i <= N; i++)); do
-	for ((t = 0; t < 150 * SLOW; t++)); do
-		[ "$(table $i)" = $((N - 1)) ] && break
-		sleep 0.2
-	done
-	[ "$(table $i)" = $((N - 1)) ] || fail "host $i does not see every peer up"
-done
+wait_all_up $N
 
 pretty "" "hosts 2 and 3 join group $G; hosts 4 and 5 send 500 each, then host 2 stops reading and they send 100 more each"
 RECV_OPTS_2="-r 16384"
@@ -101,10 +80,7 @@ sendpart() {
 }
 # waitlines HOST N: until HOST's receiver has N messages.
 waitlines() {
-	for ((t = 0; t < 600 * SLOW; t++)); do
-		[ "$(lines "$work/a.$1.$G")" -ge "$2" ] && break
-		sleep 0.1
-	done
+	wait_lines "$work/a.$1.$G" "$2"
 	check_eq "$(lines "$work/a.$1.$G")" "$2" "group $G: messages at host $1"
 }
 # Far along the old root's tickets, so that they are ahead of the new
@@ -167,10 +143,7 @@ done
 wait $s1 || { cat "$work/sb4.out"; fail "sender on host 4"; }
 wait $s2 || { cat "$work/sb5.out"; fail "sender on host 5"; }
 for i in 2 3 4 5; do
-	for ((t = 0; t < 600 * SLOW; t++)); do
-		[ "$(lines "$work/b.$i.$G")" -ge $((2 * COUNT)) ] && break
-		sleep 0.1
-	done
+	wait_lines "$work/b.$i.$G" $((2 * COUNT))
 	kill -TERM "${RPID[$work/b.$i]}"
 	wait "${RPID[$work/b.$i]}" || { cat "$work/b.$i.err"; fail "host $i's receiver found errors"; }
 	check_eq "$(lines "$work/b.$i.$G")" $((2 * COUNT)) "group $G: messages at host $i under the new root"
