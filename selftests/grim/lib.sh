@@ -406,7 +406,10 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+# A signal that ends the test says so: a test killed from outside (or
+# by stat, which prints why first) must not end without a word.
+trap 'echo "${_c_err}FAIL: $TEST_NAME: ended by SIGTERM${_c_off}" >&2; exit 1' TERM
+trap 'echo "${_c_err}FAIL: $TEST_NAME: ended by SIGINT${_c_off}" >&2; exit 1' INT
 
 # ---- GRIM clusters --------------------------------------------------------------
 
