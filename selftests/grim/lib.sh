@@ -39,9 +39,9 @@ _CLEANUPS=()
 
 # sleep SECS: as sleep(1), but in the shell: a read that times out on a
 # pipe nobody writes to.  The tests poll every 0.1 s; under TCG a program
-# started costs 40 ms or more of the guest's CPU, so a poll loop of
-# sleep(1) and wc(1) kept a vCPU busy while it "waited", and slowed
-# whatever ran beside it.  Programs the tests start (timeout, nsx ...)
+# started costs 40 ms or more of the guest's CPU, so a poll loop that
+# starts sleep(1), and wc(1) in a command substitution, every 0.1 s can
+# cost more CPU than it waits, and slows whatever runs beside it.  Programs the tests start (timeout, nsx ...)
 # still get sleep(1).
 if exec {_nap_fd}<> <(:) 2>/dev/null; then
 	sleep() {
