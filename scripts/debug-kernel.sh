@@ -106,7 +106,7 @@ keep_mods=(
 	chacha20poly1305 chacha_generic poly1305_generic chacha_x86_64
 	poly1305_x86_64 libchacha libpoly1305 macsec
 	virtio_net net_failover failover virtio_blk virtio_scsi virtio_balloon
-	virtio_rng virtio_mmio 9p 9pnet 9pnet_virtio netfs overlay vsock
+	virtio_rng virtio_mmio 9p 9pnet 9pnet_virtio netfs overlay fuse virtiofs vsock
 	vmw_vsock_virtio_transport vmw_vsock_virtio_transport_common
 	vsock_loopback i6300esb binfmt_misc
 )

@@ -59,6 +59,12 @@ vng_base=(vng --run "$VMLINUZ" --disable-microvm
 # $out/vm.log: what a guest that dies takes with it (a panic, a stack
 # overflow) is there, not in dmesg.txt.
 vng_base+=(--verbose --append loglevel=3)
+# The root over virtio-fs (scripts/deps.sh builds virtiofsd) needs the
+# guest kernel's virtiofs; a kernel built without it (an older debug
+# kernel) gets 9p.
+kconfig=$KDIR/.config
+[ -r "$kconfig" ] || kconfig=/boot/config-$KVER
+grep -qE '^CONFIG_VIRTIO_FS=[ym]' "$kconfig" 2>/dev/null || vng_base+=(--force-9p)
 [ -n "${GRIM_VM_APPEND:-}" ] && vng_base+=(--append "$GRIM_VM_APPEND")
 
 source "$top/scripts/tcg-cpu.sh"

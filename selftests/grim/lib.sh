@@ -22,6 +22,11 @@ TEST_NAME=${TEST_NAME:-${_self%.sh}}
 # Unique per test run, short enough for interface-name limits elsewhere.
 PFX=${PFX:-g$$}
 SWITCH_NS=$PFX-sw
+# GRIM_TEST_TRACE=1: every command the test runs, timed, into its log.
+if [ -n "${GRIM_TEST_TRACE:-}" ]; then
+	PS4='+ ${EPOCHREALTIME} ${BASH_SOURCE##*/}:${LINENO}: '
+	set -x
+fi
 # Time bounds that tell a wait from a delay (never speed targets) are
 # multiplied by SLOW: GRIM_TEST_SLOW, or 5 with KSFT_MACHINE_SLOW=yes
 # (the kernel's net selftests' name for a debug kernel).  make
