@@ -23,10 +23,18 @@ TEST_NAME=${TEST_NAME:-${_self%.sh}}
 PFX=${PFX:-g$$}
 SWITCH_NS=$PFX-sw
 # GRIM_TEST_TRACE=1: every command the test runs, timed, into its log.
-if [ -n "${GRIM_TEST_TRACE:-}" ]; then
-	PS4='+ ${EPOCHREALTIME} ${BASH_SOURCE##*/}:${LINENO}: '
+PS4='+ ${EPOCHREALTIME} ${BASH_SOURCE##*/}:${LINENO}: '
+[ -z "${GRIM_TEST_TRACE:-}" ] || set -x
+# trace_on_fail: every command from here on, timed, into a file; if the
+# test then fails, its last 40 go to the log, after whatever it said.
+# For a test that ended with an error status and no word of why.
+_TRACE=
+trace_on_fail() {
+	[ -z "${GRIM_TEST_TRACE:-}" ] || return 0
+	_TRACE=$(mktemp) || return 0
+	exec {BASH_XTRACEFD}>"$_TRACE"
 	set -x
-fi
+}
 # Time bounds that tell a wait from a delay (never speed targets) are
 # multiplied by SLOW: GRIM_TEST_SLOW, or 5 with KSFT_MACHINE_SLOW=yes
 # (the kernel's net selftests' name for a debug kernel).  make
@@ -48,7 +56,9 @@ _CLEANUPS=()
 # starts sleep(1), and wc(1) in a command substitution, every 0.1 s can
 # cost more CPU than it waits, and slows whatever runs beside it.  Programs the tests start (timeout, nsx ...)
 # still get sleep(1).
-if exec {_nap_fd}<> <(:) 2>/dev/null; then
+# (A redirection on exec itself stays: { } keeps 2>/dev/null to the
+# exec, and stderr stays the test's.)
+if { exec {_nap_fd}<> <(:); } 2>/dev/null; then
 	sleep() {
 		read -r -t "$1" -u "$_nap_fd" _ 2>/dev/null
 		return 0
@@ -387,7 +397,15 @@ bg() { "$@" & _PIDS+=($!); }
 
 cleanup() {
 	local rc=$? c p ns
+	{ set +x; } 2>/dev/null
 	set +e
+	if [ -n "$_TRACE" ]; then
+		if [ "$rc" -ne 0 ]; then
+			echo "--- $TEST_NAME ended with status $rc; its last commands:" >&2
+			tail -n 40 "$_TRACE" >&2
+		fi
+		rm -f "$_TRACE"
+	fi
 	for c in "${_CLEANUPS[@]}"; do eval "$c"; done
 	# bg runs a function such as nsx in a subshell: the command that it
 	# starts is the subshell's child and outlives a kill of the subshell,

@@ -662,12 +662,12 @@ ip_udp_gp() {
 	echo "    $line"
 }
 
-ip_cases() {
-	local i h t loss r side sides
-	local offl=off
+# ip_setup: grim0 and eth0 of hosts 1 and 2 get their IPv4 addresses and
+# grim0 its datacrc and offloads; one ping each way resolves ARP (over
+# grim0: the link's reliable path; over eth0: ordinary ARP).
+ip_setup() {
+	local i h t side offl=off
 	[ "$IP_OFFLOAD" = 1 ] && offl=on
-	pretty "" "IP over GRIM: grim0 (datacrc $IP_DATACRC, sg and checksum offload $offl${IP_LOWER_MTU:+, lower MTU $IP_LOWER_MTU}) against the bare veth, loss $LOSSES %, $ILV_RUNS rounds each"
-	set_loss 0
 	for i in 1 2; do
 		h=$(host "$i")
 		# The bare veth's IP and grim0's frames alike.
@@ -682,14 +682,21 @@ ip_cases() {
 		nsx "$i" ethtool -K grim0 sg $offl tx-checksum-ip-generic $offl ||
 			fail "grim0 offloads $offl on host $i"
 	done
-	# One ping each way resolves ARP (over grim0: the link's reliable
-	# path; over eth0: ordinary ARP).
 	for side in grim veth; do
 		for ((t = 0; t < 5; t++)); do
 			nsx 1 ping -c 1 -W 5 -q "$(ip_addr "$side" 2)" >/dev/null && break
 		done
 		[ "$t" -lt 5 ] || fail "no ping over $side to $(ip_addr "$side" 2)"
 	done
+}
+
+ip_cases() {
+	local i t loss r side sides
+	local offl=off
+	[ "$IP_OFFLOAD" = 1 ] && offl=on
+	pretty "" "IP over GRIM: grim0 (datacrc $IP_DATACRC, sg and checksum offload $offl${IP_LOWER_MTU:+, lower MTU $IP_LOWER_MTU}) against the bare veth, loss $LOSSES %, $ILV_RUNS rounds each"
+	set_loss 0
+	ip_setup
 	{
 		echo "ip over grim: $(ip -n "$(host 1)" -o link show grim0 |
 			sed -n 's/.* mtu \([0-9]*\) .*/grim0 mtu \1/p') datacrc $IP_DATACRC," \
@@ -952,10 +959,13 @@ scale_cases() {
 # profile FAMS SIZE SECONDS TEST: a system-wide perf profile (cpu-clock)
 # of a stream (or ping-pong, TEST) of SIZE-byte messages, family by
 # family: DIR/profile-FAM-SIZE.txt has the hottest symbols, sender and
-# receiver together (they share the VM's CPUs).
+# receiver together (they share the VM's CPUs).  Families ipgrim and
+# ipveth are grim-perf's UDP over grim0's and over eth0's IPv4 addresses
+# (ip_setup; datacrc, offloads and lower MTU as for only=ip).
 profile() {
-	local f fam size=$2 secs=$3 test=$4 data syms=$out/kallsyms
+	local f fam size=$2 secs=$3 test=$4 data syms=$out/kallsyms d
 	require_cmd perf
+	case ",$1," in *,ip*) ip_setup ;; esac
 	# perf names kernel and module symbols from kallsyms, which shows
 	# zeros while kptr_restrict hides addresses (Debian sets it).
 	echo 0 >/proc/sys/kernel/kptr_restrict || fail "kptr_restrict=0"
@@ -963,10 +973,15 @@ profile() {
 	for f in ${1//,/ }; do
 		data=$out/perf-$f-$size.data
 		fam=${f/grim[hok]/grim}
+		d=$(dest "$f")
+		case $f in
+		ipgrim) fam=udp d=$(ip_addr grim 2) ;;
+		ipveth) fam=udp d=$(ip_addr veth 2) ;;
+		esac
 		[ "$fam" = grim ] && set_datacrc "$(fam_crc "$f")"
 		perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
 			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
-			-f "$fam" -d "$(dest "$f")" -p $PORT -i eth0 \
+			-f "$fam" -d "$d" -p $PORT -i eth0 \
 			-T "$test" -s "$size" -t "$secs" -n 1000000 \
 			2>>"$out/errors.log" ||
 			fail "perf record of $f"

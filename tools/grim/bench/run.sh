@@ -28,7 +28,9 @@
 #   BENCH_TIPC=local                    let TIPC skip the veth (see guest.sh)
 #   BENCH_REPORT_ONLY=DIR               only redo the report of a run dir
 #   BENCH_PROFILE=FAMS:SIZE[:SECS[:LOSS[:TEST]]]  perf profiles of one case
-#                                       instead (e.g. grim,tipc:64000:5:0)
+#                                       instead (e.g. grim,tipc:64000:5:0;
+#                                       ipgrim,ipveth:64:5:0:pingpong: UDP over
+#                                       grim0 and over the bare veth)
 #
 # Results: tools/grim/bench/results/<date>/ (bench.csv, ratios.md, *.png),
 # with results/latest pointing at the newest.
