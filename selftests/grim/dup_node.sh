@@ -15,6 +15,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd ethtool
 require_grim
+require_ip_grim
 
 
 pretty "" "hosts 1 and 2 talk; host 3 comes up with node id 2"
@@ -86,5 +87,23 @@ wait_bound 1 101
 nsx 2 "$RDM" send -d 1 -p 101 -n 200 -M 2000 -S 8 -R 10 >"$out" ||
 	fail "host 2 to node 1: $(cat "$out")"
 wait $r || fail "host 1 lost messages after the conflict"
+
+pretty "" "host 2 says hello every 10 ms; host 3 comes up with node id 2, ten times: host 2 counts each"
+# A newcomer that heard the holder's hello before it had said a word
+# yielded in silence, and the holder never knew; one that heard it while
+# the link was coming up got its carrier back from the lower device.
+ip -n "$(host 2)" link set grim0 type grim hello 10 || fail "hello 10 ms on host 2"
+ip -n "$(host 3)" link set grim0 down
+ip -n "$(host 3)" link set grim0 address "$(grim_addr 2)" || fail "node id 2 on host 3"
+for ((i = 1; i <= 10; i++)); do
+	c2=$(stat 2 rx_node_id_conflicts)
+	ip -n "$(host 3)" link set grim0 up || fail "round $i: host 3's link up"
+	wait_carrier 3 grim0 0 || fail "round $i: host 3 kept its carrier with node id 2"
+	[ "$(stat 2 rx_node_id_conflicts)" -gt "$c2" ] ||
+		fail "round $i: host 3 yielded, and host 2 did not count the conflict"
+	ip -n "$(host 3)" link set grim0 down
+done
+ip -n "$(host 2)" link set grim0 type grim hello 1000 || fail "hello 1000 ms on host 2"
+check_eq "$(carrier 2 grim0)" 1 "host 2's carrier"
 check_dmesg
 exit 0

@@ -139,6 +139,20 @@ enum skb_drop_reason grim_drop_reason(enum grim_stat s)
 	return SKB_DROP_REASON_NOT_SPECIFIED;
 }
 
+/* The carrier follows the lower device's, unless a node id conflict
+ * took it (grim_ni_yield()): only a new node id gives it back.  RTNL held.
+ */
+static void grim_carrier_sync(struct grim_ni *ni)
+{
+	netif_stacked_transfer_operstate(ni->lower, ni->dev);
+	/* A yield meanwhile set the flag, then took the carrier: one of
+	 * the two sees the other.
+	 */
+	smp_mb();
+	if (READ_ONCE(ni->conflict))
+		netif_carrier_off(ni->dev);
+}
+
 static int grim_open(struct net_device *dev)
 {
 	struct grim_ni *ni = netdev_priv(dev);
@@ -161,8 +175,7 @@ static int grim_open(struct net_device *dev)
 		grim_mc_drain(ni);
 		return err;
 	}
-	/* a node id conflict may have taken the carrier */
-	netif_stacked_transfer_operstate(ni->lower, dev);
+	grim_carrier_sync(ni);
 	return 0;
 }
 
@@ -706,7 +719,7 @@ static int grim_lower_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
-		netif_stacked_transfer_operstate(dev, ni->dev);
+		grim_carrier_sync(ni);
 		break;
 	case NETDEV_CHANGEMTU:
 		grim_ni_lower_mtu(ni);

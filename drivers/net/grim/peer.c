@@ -351,6 +351,9 @@ static void grim_ni_yield(struct grim_ni *ni, const u8 *mac)
 	if (READ_ONCE(ni->conflict))
 		return;
 	WRITE_ONCE(ni->conflict, true);
+	/* Its bit operation orders the flag before the carrier, as
+	 * grim_carrier_sync() reads them the other way round.
+	 */
 	netif_carrier_off(ni->dev);
 	if (net_ratelimit())
 		netdev_warn(ni->dev,
@@ -895,12 +898,22 @@ int grim_ni_start(struct grim_ni *ni)
 	WRITE_ONCE(ni->running, true);
 	spin_unlock_bh(&ni->lock);
 
+	/* The first tentative hello goes out before the NI listens: an NI
+	 * that holds our node id then hears of us (and counts it) before
+	 * anything it says can make us yield, silent from then on.
+	 */
+	ni->tentative--;
+	local_bh_disable();
+	grim_send_hello(ni, 0);
+	local_bh_enable();
+
 	ni->pt.type = htons(GRIM_ETH_P);
 	ni->pt.dev = ni->lower;
 	ni->pt.func = grim_rcv;
 	ni->pt.af_packet_priv = ni;
 	dev_add_pack(&ni->pt);
-	mod_timer(&ni->hello_timer, jiffies + 1);
+	mod_timer(&ni->hello_timer,
+		  jiffies + msecs_to_jiffies(GRIM_TENTATIVE_MS));
 	return 0;
 }
 
