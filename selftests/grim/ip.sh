@@ -90,14 +90,10 @@ netem_links "loss 5% corrupt 1%"
 
 pretty "" "TCP: $MB MB from host 1 to host 2 over grim0, checked by sha256"
 head -c $((MB << 20)) /dev/urandom >"$tmp/in"
-bg nsx 2 socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$tmp/out",creat,trunc
-wait_listen 2 5001
+tcp_sink 2 5001 "$tmp/out"
 start=$SECONDS
 check_ok nsx 1 timeout $((300 * SLOW)) socat -u OPEN:"$tmp/in" TCP:10.77.0.2:5001
-for ((t = 0; t < 100; t++)); do
-	[ "$(wc -c <"$tmp/out" 2>/dev/null)" = $((MB << 20)) ] && break
-	sleep 0.1
-done
+sink_done "$tmp/out" $((MB << 20)) "TCP over grim0"
 # The namespace is new: its TCP counters are this transfer's.
 read -r segs retrans < <(nsx 1 nstat -asz TcpOutSegs TcpRetransSegs |
 	awk '{ v[$1] = $2 } END { print v["TcpOutSegs"] + 0, v["TcpRetransSegs"] + 0 }')

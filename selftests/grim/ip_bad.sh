@@ -219,14 +219,10 @@ check_ok nsx 2 ping -c 2 -i 0.2 -W $((5 * SLOW)) -q 10.77.0.1 >/dev/null
 check_ok nsx 1 ping -6 -c 2 -i 0.2 -W $((5 * SLOW)) -q fd77::2 >/dev/null
 check_ok nsx 2 ping -6 -c 2 -i 0.2 -W $((5 * SLOW)) -q fd77::1 >/dev/null
 head -c $((MB << 20)) /dev/urandom >"$tmp/in"
-bg nsx 2 socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$tmp/out",creat,trunc
-wait_listen 2 5001
+tcp_sink 2 5001 "$tmp/out"
 check_ok nsx 1 timeout $((120 * SLOW)) socat -u OPEN:"$tmp/in" TCP:10.77.0.2:5001
-for ((t = 0; t < 100; t++)); do
-	[ "$(wc -c <"$tmp/out" 2>/dev/null)" = $((MB << 20)) ] && break
-	sleep 0.1
-done
-check_eq "$(sha256sum <"$tmp/out")" "$(sha256sum <"$tmp/in")" "sha256 of what host 2 received"
+sink_done "$tmp/out" $((MB << 20)) "TCP to host 2"
+check_same "$tmp/in" "$tmp/out" "TCP to host 2"
 
 pretty "" "host 1's grim0 at MTU 1500: a packet socket cannot send more"
 check_ok ip -n "$(host 1)" link set grim0 mtu 1500

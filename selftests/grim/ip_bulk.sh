@@ -42,10 +42,8 @@ tcp_counters() {
 # transfer ADDR PORT LIMIT: send the file to ADDR:PORT; sets SEGS RETRANS
 # SECS GOT (bytes that arrived).
 transfer() {
-	local addr=$1 port=$2 limit=$3 s0 r0 t
-	rm -f "$tmp/out"
-	bg nsx 2 socat -u TCP-LISTEN:$port,reuseaddr OPEN:"$tmp/out",creat,trunc
-	wait_listen 2 "$port"
+	local addr=$1 port=$2 limit=$3 s0 r0
+	tcp_sink 2 "$port" "$tmp/out"
 	read -r s0 r0 < <(tcp_counters)
 	SECS=$SECONDS
 	nsx 1 timeout "$limit" socat -u OPEN:"$tmp/in" TCP:"$addr:$port"
@@ -53,10 +51,7 @@ transfer() {
 	SECS=$((SECONDS - SECS))
 	# What the sender wrote before it was stopped may still be on its
 	# way; that is not waited for (the bare veths' run is cut short).
-	for ((t = 0; XRC == 0 && t < 100; t++)); do
-		[ "$(wc -c <"$tmp/out" 2>/dev/null)" = $((MB << 20)) ] && break
-		sleep 0.1
-	done
+	[ $XRC -ne 0 ] || sink_done "$tmp/out" $((MB << 20)) "TCP to $addr"
 	read -r SEGS RETRANS < <(tcp_counters)
 	SEGS=$((SEGS - s0))
 	RETRANS=$((RETRANS - r0))

@@ -65,13 +65,9 @@ tc -n "$SWITCH_NS" qdisc del dev p3 root
 # What host 2 still holds drains at the lower link's rate: let it go.
 sleep 2
 head -c $((16 << 20)) /dev/urandom >"$tmp/in"
-bg nsx 3 socat -u TCP-LISTEN:5002,bind=10.78.3.3,reuseaddr OPEN:"$tmp/out",creat,trunc
-wait_listen 3 5002
+tcp_sink 3 5002 "$tmp/out" TCP-LISTEN:5002,bind=10.78.3.3,reuseaddr
 check_ok nsx 1 timeout $((120 * SLOW)) socat -u OPEN:"$tmp/in" TCP:10.78.3.3:5002
-for ((t = 0; t < 100; t++)); do
-	[ "$(wc -c <"$tmp/out" 2>/dev/null)" = $((16 << 20)) ] && break
-	sleep 0.1
-done
-check_eq "$(sha256sum <"$tmp/out")" "$(sha256sum <"$tmp/in")" "sha256 of what host 3 received"
+sink_done "$tmp/out" $((16 << 20)) "forwarded TCP to host 3"
+check_same "$tmp/in" "$tmp/out" "forwarded TCP to host 3"
 check_dmesg
 exit $ksft_pass

@@ -48,9 +48,8 @@ want=$(sha256sum <"$tmp/in")
 transfer_during() {
 	local port=$1 addr=$2 rc crc t
 	shift 2
-	rm -f "$tmp/out" "$tmp/done"
-	bg nsx 2 socat -u TCP6-LISTEN:"$port",reuseaddr OPEN:"$tmp/out",creat,trunc
-	wait_listen 2 "$port"
+	rm -f "$tmp/done"
+	tcp_sink 2 "$port" "$tmp/out" TCP6-LISTEN:"$port",reuseaddr
 	"$@" &
 	local cpid=$!
 	nsx 1 timeout $((120 * SLOW)) socat -u OPEN:"$tmp/in" TCP:"$addr":"$port"
@@ -60,10 +59,7 @@ transfer_during() {
 	crc=$?
 	[ $rc -eq 0 ] || fail "the transfer to $addr:$port failed (exit $rc)"
 	[ $crc -eq 0 ] || fail "$1 during the transfer failed (exit $crc)"
-	for ((t = 0; t < 100; t++)); do
-		[ "$(wc -c <"$tmp/out" 2>/dev/null)" = $((MB << 20)) ] && break
-		sleep 0.1
-	done
+	sink_done "$tmp/out" $((MB << 20)) "TCP to $addr during $1"
 	check_eq "$(sha256sum <"$tmp/out")" "$want" "sha256 of what host 2 received"
 }
 

@@ -156,6 +156,13 @@ check_fail() {
 check_eq() {
 	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
 }
+# check_same SENT GOT WHAT: file GOT holds what file SENT does (sha256);
+# if not, where they first differ and in how many bytes.
+check_same() {
+	[ "$(sha256sum <"$1")" = "$(sha256sum <"$2")" ] && return
+	log "$(cmp "$1" "$2" 2>&1 | head -1); $(cmp -l "$1" "$2" 2>/dev/null | wc -l) bytes differ"
+	fail "$3: what arrived differs from what was sent"
+}
 # check_match TEXT REGEX WHAT
 check_match() {
 	[[ $1 =~ $2 ]] || { echo "$1" >&2; fail "$3: no match for /$2/"; }
@@ -377,6 +384,29 @@ wait_listen() {
 		sleep 0.1
 	done
 	fail "nothing listens on TCP port $2 of host $1"
+}
+
+# tcp_sink HOST PORT FILE [LISTEN]: a socat on HOST writes what one
+# connection to TCP PORT brings into FILE (LISTEN: socat's listening
+# address, TCP-LISTEN or TCP6-LISTEN and options; reuseaddr by default),
+# for at most 300 s times SLOW.  Returns once it listens.
+tcp_sink() {
+	rm -f "$3"
+	nsx "$1" timeout $((300 * SLOW)) socat -u \
+		"${4:-TCP-LISTEN:$2,reuseaddr}" OPEN:"$3",creat,trunc &
+	_SINK=$!
+	_PIDS+=($_SINK)
+	wait_listen "$1" "$2"
+}
+# sink_done FILE SIZE WHAT: the connection tcp_sink took has ended and
+# FILE holds SIZE bytes.  The sender's close is not the end: what it
+# wrote last may still be on its way, resent after a loss.
+sink_done() {
+	local rc
+	wait "$_SINK"
+	rc=$?
+	[ $rc -eq 0 ] || fail "$3: the receiving socat exited $rc (124: the connection never ended)"
+	check_eq "$(wc -c <"$1")" "$2" "bytes of $3"
 }
 
 # grim_add NS LOWER NAME [ARGS...]:
