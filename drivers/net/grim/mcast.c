@@ -1474,10 +1474,20 @@ static void grim_mc_local(struct grim_ni *ni, struct sk_buff *skb,
 	__skb_queue_tail(out, grim_mc_out(skb, mc->leader, GRIM_PORT_MC_ROOT));
 }
 
+/* Whether the NI is in @g's tree as the root it takes for the root now
+ * has it: not when the tree it last had came from an older root.
+ */
+static bool grim_mc_in_tree(struct grim_mc *mc, struct grim_mc_group *g)
+{
+	return g->in_tree && g->known && g->root == READ_ONCE(mc->leader);
+}
+
 /* A JOIN of every group the namespace joined, for a new root; with
  * @missing, of those whose tree does not have the NI yet (a join lost on
- * the way, or taken by an NI that was not the root yet).  Returns
- * whether there were any such.
+ * the way, or taken by an NI that was not the root yet: a member that
+ * hears of the old root's death first joins the next one before it
+ * knows it is the root, and is still in the old root's tree meanwhile).
+ * Returns whether there were any such.
  */
 static bool grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out,
 			   bool missing)
@@ -1504,7 +1514,7 @@ static bool grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out,
 			if (missing) {
 				spin_lock_bh(&ni->mc.lock);
 				g = grim_mc_find(&ni->mc, sub->group);
-				seen = g && g->in_tree;
+				seen = g && grim_mc_in_tree(&ni->mc, g);
 				spin_unlock_bh(&ni->mc.lock);
 				if (seen)
 					continue;
@@ -1893,7 +1903,7 @@ static bool grim_mc_waiting(struct grim_ni *ni)
 		return false;
 	spin_lock_bh(&ni->mc.lock);
 	hash_for_each(ni->mc.groups, b, g, hnode) {
-		if (!g->in_tree) {
+		if (!grim_mc_in_tree(&ni->mc, g)) {
 			rcu_read_lock();
 			waiting = grim_mc_has_local(grim_pernet(dev_net(ni->dev)),
 						    g->id);
