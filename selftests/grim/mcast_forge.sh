@@ -8,7 +8,7 @@
 # every frame (the bridge floods, as a hub would): it records the group's
 # traffic to host 4 (tree messages from its parent) and to host 1
 # (messages to the root), then, while two members send to the group,
-# floods hosts 4, 1 and 2 with group messages forged from what it saw
+# floods hosts 4, 1 and 2 in turn with group messages forged from what it saw
 # (grim_inject -m mcforge): DATA with the next tickets, TREE updates,
 # SKIPs far ahead, and joins, leaves, reports, repair requests and relays
 # to the root, with the real node ids, streams, group, root and term.
@@ -109,14 +109,23 @@ s1=$!
 sendloop 2 72 &
 s2=$!
 sleep 0.5
+# tx_dropped NS DEV: frames DEV (a veth) could not hand its peer, whose
+# backlog was full.
+tx_dropped() {
+	ip -n "$1" -s link show dev "$2" | awk '/TX:/ { getline; print $4; exit }'
+}
+# One host after the other, so that what a flood loses before the NI is
+# that flood's: LOST[host], what the hub's port to the host dropped for a
+# full backlog.  (What the attacker's own veth drops, its send fails, and
+# grim_inject sends again.)
+declare -A LOST=()
 for i in 4 1 2; do
+	l0=$(tx_dropped "$SWITCH_NS" "p$i")
 	nsx 5 "$INJECT" -i eth0 -d "$(host_mac $i)" -m mcforge -k $FLOOD -f "$work/cap$i" -S $i \
-		>"$work/f$i.out" 2>&1 &
-	fpid[$i]=$!
-done
-for i in 4 1 2; do
-	wait ${fpid[$i]} || { cat "$work/f$i.out"; fail "forged frames to host $i"; }
-	log "to host $i: $(cat "$work/f$i.out")"
+		>"$work/f$i.out" 2>&1 || { cat "$work/f$i.out"; fail "forged frames to host $i"; }
+	l1=$(tx_dropped "$SWITCH_NS" "p$i")
+	LOST[$i]=$((l1 - l0))
+	log "to host $i: $(cat "$work/f$i.out"); ${LOST[$i]} dropped at the hub's port"
 done
 kill -0 $s1 2>/dev/null && kill -0 $s2 2>/dev/null ||
 	fail "the group's traffic ended before the forged frames did"
@@ -158,8 +167,8 @@ for i in 4 1 2; do
 		why+=" $c +$((B[after.$i.$c] - B[before.$i.$c]))"
 	done
 	log "host $i: $d frames dropped:$why"
-	[ $d -ge $((FLOOD * 9 / 10)) ] ||
-		fail "host $i counted $d dropped frames of the $FLOOD forged ones sent to it"
+	[ $d -ge $(((FLOOD - LOST[$i]) * 9 / 10)) ] ||
+		fail "host $i counted $d dropped frames of the $FLOOD forged ones sent to it (${LOST[$i]} lost on the way)"
 done
 check_dmesg
 exit 0
