@@ -961,11 +961,22 @@ scale_cases() {
 # family: DIR/profile-FAM-SIZE.txt has the hottest symbols, sender and
 # receiver together (they share the VM's CPUs).  Families ipgrim and
 # ipveth are grim-perf's UDP over grim0's and over eth0's IPv4 addresses
-# (ip_setup; datacrc, offloads and lower MTU as for only=ip).
+# (ip_setup; datacrc, offloads and lower MTU as for only=ip); tcpgrim
+# and tcpveth are iperf3's TCP stream over them (SIZE and TEST unused).
 profile() {
-	local f fam size=$2 secs=$3 test=$4 data syms=$out/kallsyms d
+	local f fam size=$2 secs=$3 test=$4 data syms=$out/kallsyms d t
 	require_cmd perf
-	case ",$1," in *,ip*) ip_setup ;; esac
+	case ",$1," in *,ip*|*,tcp*) ip_setup ;; esac
+	case ",$1," in
+	*,tcp*)
+		require_cmd iperf3
+		bg nsx 2 iperf3 -s -p $IP_PORT >/dev/null 2>&1
+		for ((t = 0; t < 100; t++)); do
+			nsx 2 ss -Hltn "sport = :$IP_PORT" | grep -q . && break
+			sleep 0.1
+		done
+		;;
+	esac
 	# perf names kernel and module symbols from kallsyms, which shows
 	# zeros while kptr_restrict hides addresses (Debian sets it).
 	echo 0 >/proc/sys/kernel/kptr_restrict || fail "kptr_restrict=0"
@@ -979,12 +990,23 @@ profile() {
 		ipveth) fam=udp d=$(ip_addr veth 2) ;;
 		esac
 		[ "$fam" = grim ] && set_datacrc "$(fam_crc "$f")"
-		perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
-			nsenter --net="/run/netns/$(host 1)" "$PERF" client \
-			-f "$fam" -d "$d" -p $PORT -i eth0 \
-			-T "$test" -s "$size" -t "$secs" -n 1000000 \
-			2>>"$out/errors.log" ||
-			fail "perf record of $f"
+		case $f in
+		tcpgrim|tcpveth)
+			perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
+				nsenter --net="/run/netns/$(host 1)" iperf3 \
+				-c "$(ip_addr "${f#tcp}" 2)" -p $IP_PORT -t "$secs" \
+				>"$out/iperf3-$f.txt" 2>>"$out/errors.log" ||
+				fail "perf record of $f"
+			;;
+		*)
+			perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
+				nsenter --net="/run/netns/$(host 1)" "$PERF" client \
+				-f "$fam" -d "$d" -p $PORT -i eth0 \
+				-T "$test" -s "$size" -t "$secs" -n 1000000 \
+				2>>"$out/errors.log" ||
+				fail "perf record of $f"
+			;;
+		esac
 		perf report -q -i "$data" --kallsyms="$syms" --stdio \
 			--no-children --sort sym --percent-limit 0.5 -g caller,0.5,callee,function,percent \
 			>"$out/profile-$f-$size.txt" 2>/dev/null

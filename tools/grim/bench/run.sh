@@ -30,7 +30,8 @@
 #   BENCH_PROFILE=FAMS:SIZE[:SECS[:LOSS[:TEST]]]  perf profiles of one case
 #                                       instead (e.g. grim,tipc:64000:5:0;
 #                                       ipgrim,ipveth:64:5:0:pingpong: UDP over
-#                                       grim0 and over the bare veth)
+#                                       grim0 and over the bare veth;
+#                                       tcpgrim,tcpveth:0:5: iperf3's TCP)
 #
 # Results: tools/grim/bench/results/<date>/ (bench.csv, ratios.md, *.png),
 # with results/latest pointing at the newest.
