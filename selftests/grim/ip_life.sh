@@ -46,7 +46,7 @@ want=$(sha256sum <"$tmp/in")
 # TCP to ADDR:PORT while CMD runs (in the background, from when the
 # transfer starts); CMD must succeed, and the sha256 must be right.
 transfer_during() {
-	local port=$1 addr=$2 rc crc t
+	local port=$1 addr=$2 rc crc
 	shift 2
 	rm -f "$tmp/done"
 	tcp_sink 2 "$port" "$tmp/out" TCP6-LISTEN:"$port",reuseaddr

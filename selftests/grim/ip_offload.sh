@@ -55,7 +55,7 @@ nstat_get() {
 # tcp_copy PORT ADDR WHAT: $tmp/in from host 1 to host 2's ADDR (socat's
 # TCP:a.b.c.d or TCP6:[a::b]) over TCP, checked by sha256.
 tcp_copy() {
-	local port=$1 addr=$2 what=$3 t
+	local port=$1 addr=$2 what=$3
 	tcp_sink 2 "$port" "$tmp/out" "${addr%%:*}-LISTEN:$port,reuseaddr"
 	check_ok nsx 1 timeout $((240 * SLOW)) socat -u OPEN:"$tmp/in" "$addr:$port"
 	sink_done "$tmp/out" $((MB << 20)) "$what"

@@ -665,6 +665,17 @@ ip_udp_gp() {
 # ip_setup: grim0 and eth0 of hosts 1 and 2 get their IPv4 addresses and
 # grim0 its datacrc and offloads; one ping each way resolves ARP (over
 # grim0: the link's reliable path; over eth0: ordinary ARP).
+# iperf3_server: iperf3's server on host 2, port IP_PORT; returns once it
+# listens.
+iperf3_server() {
+	local t
+	bg nsx 2 iperf3 -s -p $IP_PORT --rcv-timeout 30000 >/dev/null 2>&1
+	for ((t = 0; t < 100; t++)); do
+		nsx 2 ss -Hltn "sport = :$IP_PORT" | grep -q . && break
+		sleep 0.1
+	done
+}
+
 ip_setup() {
 	local i h t side offl=off
 	[ "$IP_OFFLOAD" = 1 ] && offl=on
@@ -713,11 +724,7 @@ ip_cases() {
 	if ! command -v iperf3 >/dev/null; then
 		echo "case failed: iperf3 not installed: no IP throughput cases" >>"$out/errors.log"
 	else
-		bg nsx 2 iperf3 -s -p $IP_PORT --rcv-timeout 30000 >/dev/null 2>&1
-		for ((t = 0; t < 100; t++)); do
-			nsx 2 ss -Hltn "sport = :$IP_PORT" | grep -q . && break
-			sleep 0.1
-		done
+		iperf3_server
 	fi
 	: >"$out/iperf3.txt"
 	for loss in $LOSSES; do
@@ -964,19 +971,10 @@ scale_cases() {
 # (ip_setup; datacrc, offloads and lower MTU as for only=ip); tcpgrim
 # and tcpveth are iperf3's TCP stream over them (SIZE and TEST unused).
 profile() {
-	local f fam size=$2 secs=$3 test=$4 data syms=$out/kallsyms d t
+	local f fam size=$2 secs=$3 test=$4 data syms=$out/kallsyms d log cmd
 	require_cmd perf
 	case ",$1," in *,ip*|*,tcp*) ip_setup ;; esac
-	case ",$1," in
-	*,tcp*)
-		require_cmd iperf3
-		bg nsx 2 iperf3 -s -p $IP_PORT >/dev/null 2>&1
-		for ((t = 0; t < 100; t++)); do
-			nsx 2 ss -Hltn "sport = :$IP_PORT" | grep -q . && break
-			sleep 0.1
-		done
-		;;
-	esac
+	case ",$1," in *,tcp*) require_cmd iperf3; iperf3_server ;; esac
 	# perf names kernel and module symbols from kallsyms, which shows
 	# zeros while kptr_restrict hides addresses (Debian sets it).
 	echo 0 >/proc/sys/kernel/kptr_restrict || fail "kptr_restrict=0"
@@ -992,21 +990,16 @@ profile() {
 		[ "$fam" = grim ] && set_datacrc "$(fam_crc "$f")"
 		case $f in
 		tcpgrim|tcpveth)
-			perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
-				nsenter --net="/run/netns/$(host 1)" iperf3 \
-				-c "$(ip_addr "${f#tcp}" 2)" -p $IP_PORT -t "$secs" \
-				>"$out/iperf3-$f.txt" 2>>"$out/errors.log" ||
-				fail "perf record of $f"
-			;;
+			cmd=(iperf3 -c "$(ip_addr "${f#tcp}" 2)" -p $IP_PORT -t "$secs")
+			log=$out/iperf3-$f.txt ;;
 		*)
-			perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
-				nsenter --net="/run/netns/$(host 1)" "$PERF" client \
-				-f "$fam" -d "$d" -p $PORT -i eth0 \
-				-T "$test" -s "$size" -t "$secs" -n 1000000 \
-				2>>"$out/errors.log" ||
-				fail "perf record of $f"
-			;;
+			cmd=("$PERF" client -f "$fam" -d "$d" -p $PORT -i eth0
+			     -T "$test" -s "$size" -t "$secs" -n 1000000)
+			log=/dev/stdout ;;
 		esac
+		perf record -q -a -g -F 499 -e cpu-clock -o "$data" -- \
+			nsenter --net="/run/netns/$(host 1)" "${cmd[@]}" \
+			>"$log" 2>>"$out/errors.log" || fail "perf record of $f"
 		perf report -q -i "$data" --kallsyms="$syms" --stdio \
 			--no-children --sort sym --percent-limit 0.5 -g caller,0.5,callee,function,percent \
 			>"$out/profile-$f-$size.txt" 2>/dev/null
