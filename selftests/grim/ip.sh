@@ -74,16 +74,18 @@ log "tx_dropped $drop0 -> $drop1 for 3 packets to node 00:00:00:63"
 
 pretty "" "request and answer on a clean link: no tail loss probe"
 # One frame out, its ACK waiting for the answer that carries it: GRIM's
-# probe must wait that long too, or every answer costs a resend.
-PINGS=40
+# probe must wait that long too, or every answer costs a resend (100 to
+# 200 probes here).  A machine that stalls the VM for longer than a
+# probe's wait costs one now and then: a busy TCG host, a few in 100.
+PINGS=100
 stats 1; p1=${S[retransmit_probes]?}
 stats 2; p2=${S[retransmit_probes]?}
 check_ok nsx 1 ping -c $PINGS -i 0.05 -W $((5 * SLOW)) -q 10.77.0.2 >/dev/null
 stats 1; p1=$((${S[retransmit_probes]?} - p1))
 stats 2; p2=$((${S[retransmit_probes]?} - p2))
 log "$PINGS pings: retransmit_probes host 1 +$p1, host 2 +$p2"
-[ $((p1 + p2)) -le $((PINGS / 10)) ] ||
-	fail "$((p1 + p2)) loss probes for $PINGS pings on a link that lost nothing (bound: $((PINGS / 10)))"
+[ $((p1 + p2)) -le $((PINGS / 5)) ] ||
+	fail "$((p1 + p2)) loss probes for $PINGS pings on a link that lost nothing (bound: $((PINGS / 5)))"
 
 pretty "" "netem loss 5% and corruption 1% on every lower link"
 netem_links "loss 5% corrupt 1%"

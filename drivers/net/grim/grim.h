@@ -270,6 +270,10 @@ struct grim_txs {
 	u32 tlp_ts;		/* grim_ts_now() when the stream last moved:
 				 * a frame sent, or an ACK that moved it
 				 */
+	bool tlp_delack;	/* the last frame sent ends a message and
+				 * asks no ACK at once: its receiver may
+				 * hold the ACK GRIM_ACK_DELAY for a reply
+				 */
 	unsigned long progress;		/* jiffies: last ACK that moved, or
 					 * first frame sent after idle
 					 */

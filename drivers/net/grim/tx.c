@@ -995,6 +995,7 @@ static void grim_frame_ack(struct grim_txs *txs, struct sk_buff *skb,
 		lh->flags |= GRIM_FF_ACKREQ;
 	else
 		lh->flags &= ~GRIM_FF_ACKREQ;
+	txs->tlp_delack = !ackreq && (lh->flags & GRIM_FF_LAST);
 
 	fh = (struct grim_frag_hdr *)(skb->data + GRIM_CTL_LEN);
 	if (txs->skip && GRIM_FRAME_CB(skb)->seq == txs->skip_seq) {
@@ -1237,11 +1238,19 @@ static bool grim_txs_tlp_owed(const struct grim_txs *txs)
 }
 
 /* The tail probe's wait after the stream last moved, in grim_ts_now()
- * units: two smoothed round trips (RFC 8985, 7.2).
+ * units: two smoothed round trips (RFC 8985, 7.2), and the longest the
+ * receiver may hold its ACK when the tail ends a message (7.2's
+ * WCDelAckT): a request's ACK waits for the answer that carries it.
+ * The smoothed round trip has such waits in it, but not their spread:
+ * without this, a reply a little later than usual cost a resend.
  */
 static u32 grim_txs_tlp_pto(const struct grim_txs *txs)
 {
-	return max_t(u32, txs->srtt_ts8 >> 2, GRIM_TLP_MIN);
+	u32 pto = max_t(u32, txs->srtt_ts8 >> 2, GRIM_TLP_MIN);
+
+	if (txs->tlp_delack)
+		pto += jiffies_to_nsecs(GRIM_ACK_DELAY) >> 10;
+	return pto;
 }
 
 /* Make sure the timer fires by the deadline the progress stamp gives;
