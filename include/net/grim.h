@@ -175,7 +175,8 @@ void grim_ep_unbind(struct grim_ep *ep);
  * one order, with GRIM_MSG_F_GROUP, the group and the ticket in its
  * descriptor.  Binds the endpoint first if it is not bound.  -EINVAL for
  * an invalid id or a link's endpoint, -EADDRINUSE if it is a member,
- * -ENOBUFS past GRIM_GROUPS_PER_SOCKET groups, -ENOMEM.  Returns once
+ * -ENOBUFS past GRIM_GROUPS_PER_SOCKET groups or when an NI of the
+ * namespace knows as many groups as it may, -ENOMEM.  Returns once
  * the NI of the namespace is in the group's tree, or after
  * GRIM_JOIN_WAIT_MS (the join holds, and takes effect when the tree
  * comes); sleeps.  Leaving: -EADDRNOTAVAIL if not a member.  Unbinding

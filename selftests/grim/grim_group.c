@@ -25,6 +25,19 @@
  * arguments, then prints "sent N".  -j joins group JOIN first (a sender
  * that is also a member).  Fails on the first error.
  *
+ *   grim_group churn -g FIRST -n COUNT
+ *
+ * One socket joins and leaves the groups FIRST .. FIRST + COUNT - 1, one
+ * after the other, then prints "churned COUNT"; a join that fails is
+ * reported with its errno and ends it (exit 1).
+ *
+ *   grim_group fill -g FIRST -n COUNT
+ *
+ * Joins the groups FIRST .. FIRST + COUNT - 1 and stays in them, as many
+ * sockets as that takes, until a join fails or all are joined; prints
+ * "joined N" and, after a failure, "join G: ERROR", then leaves them all
+ * (closes the sockets) and exits 0.
+ *
  *   grim_group bad
  *
  * The errors of bad requests: every line "ok ..." or "FAIL ...", exit 1
@@ -332,6 +345,82 @@ static int do_send(int argc, char **argv)
 	return 0;
 }
 
+static int do_churn(int argc, char **argv)
+{
+	uint32_t first = 0, count = 0, g;
+	int fd, c;
+
+	while ((c = getopt(argc, argv, "g:n:")) != -1) {
+		switch (c) {
+		case 'g':
+			first = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!first || !count)
+		return 2;
+	fd = sock_new();
+	for (g = first; g < first + count; g++) {
+		if (setsockopt(fd, SOL_GRIM, GRIM_JOIN, &g, sizeof(g))) {
+			printf("join %u: %s\n", g, strerror(errno));
+			return 1;
+		}
+		if (setsockopt(fd, SOL_GRIM, GRIM_LEAVE, &g, sizeof(g)))
+			die("GRIM_LEAVE");
+	}
+	close(fd);
+	printf("churned %u\n", count);
+	return 0;
+}
+
+static int do_fill(int argc, char **argv)
+{
+	uint32_t first = 0, count = 0, g, n = 0;
+	int *fds, nfd, i, c, fd = -1;
+
+	while ((c = getopt(argc, argv, "g:n:")) != -1) {
+		switch (c) {
+		case 'g':
+			first = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!first || !count)
+		return 2;
+	nfd = (count + GRIM_GROUPS_PER_SOCKET - 1) / GRIM_GROUPS_PER_SOCKET;
+	fds = calloc(nfd, sizeof(*fds));
+	if (!fds)
+		die("calloc");
+	for (g = first; g < first + count; g++, n++) {
+		if (n % GRIM_GROUPS_PER_SOCKET == 0) {
+			fd = sock_new();
+			fds[n / GRIM_GROUPS_PER_SOCKET] = fd;
+		}
+		if (setsockopt(fd, SOL_GRIM, GRIM_JOIN, &g, sizeof(g))) {
+			printf("joined %u\njoin %u: %s\n", n, g,
+			       strerror(errno));
+			break;
+		}
+	}
+	if (g == first + count)
+		printf("joined %u\n", n);
+	for (i = 0; i < nfd; i++)
+		if (fds[i] > 0)
+			close(fds[i]);
+	free(fds);
+	return 0;
+}
+
 static int bad_count;
 
 static void expect(const char *what, int rc, int want)
@@ -445,6 +534,10 @@ int main(int argc, char **argv)
 		return do_send(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bad"))
 		return do_bad();
-	fprintf(stderr, "grim_group: recv, send or bad\n");
+	if (!strcmp(argv[1], "churn"))
+		return do_churn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "fill"))
+		return do_fill(argc - 1, argv + 1);
+	fprintf(stderr, "grim_group: recv, send, churn, fill or bad\n");
 	return 2;
 }

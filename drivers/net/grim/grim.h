@@ -212,6 +212,7 @@ enum grim_stat {
 	GRIM_STAT_MC_SKIPPED,
 	GRIM_STAT_MC_REPAIRED,
 	GRIM_STAT_MC_NOT_PARENT,
+	GRIM_STAT_MC_FORGOTTEN,
 	GRIM_STAT_MAX
 };
 
@@ -538,7 +539,8 @@ struct grim_mc {
 	u32 leader;		/* the root of the link's groups, 0: none */
 	u32 leader_rgen;	/* its session, as we last told it */
 	unsigned long rejoined;	/* jiffies: joins last sent again */
-	u32 term;		/* ours as a root: drawn at every start */
+	unsigned long swept;	/* jiffies: idle groups last looked for */
+	bool sweep;		/* look again: a group may become idle */
 	u32 ngroups;
 	u32 held;		/* bytes taken and not yet passed on */
 	u32 logged;		/* bytes the root keeps for repairs */

@@ -47,8 +47,9 @@
 
 /* Tree messages (port GRIM_PORT_MC): the handler's low byte says which,
  * its high byte holds flags; the arguments carry the group, the ticket,
- * and the root: its node id and its term (drawn when its NI starts, so
- * that a root that restarted is a new one).  A DATA message's payload
+ * and the root: its node id and its term for the group (drawn when the
+ * root's NI first knows the group, so that a root that restarted, or
+ * forgot the group and knows it again, is a new one to the members).  A DATA message's payload
  * starts with struct grim_mc_data, an injection's with struct
  * grim_mc_inj (of the same size: the root turns one into the other in
  * place); a TREE message's payload is struct grim_mc_tree, then the
@@ -182,6 +183,12 @@ struct grim_mc_group {
 	unsigned long repair_at;
 	/* Taken, in ticket order: to forward and deliver. */
 	struct sk_buff_head q;
+	/* Our term as the group's root, and when (jiffies) the NI last
+	 * took one of its messages, stamped one, or saw a member come or
+	 * go: the sweep forgets a group idle long enough.
+	 */
+	u32 own_term;
+	unsigned long active;
 	u64 rx;			/* messages taken (or stamped) */
 	u64 delivered;		/* copies handed to local sockets */
 };
@@ -241,6 +248,8 @@ static struct grim_mc_group *grim_mc_get(struct grim_mc *mc, u32 id)
 	if (!g)
 		return NULL;
 	g->id = id;
+	g->own_term = get_random_u32() ?: 1;
+	g->active = jiffies;
 	INIT_LIST_HEAD(&g->busy_link);
 	skb_queue_head_init(&g->q);
 	skb_queue_head_init(&g->log);
@@ -319,13 +328,16 @@ static bool grim_mc_has_local(struct grim_net *gn, u32 group)
 }
 
 /* Tell every running NI of @net that its namespace joined or left
- * @group: they tell their roots.
+ * @group: they tell their roots.  A join fails with -ENOBUFS when an NI
+ * knows GRIM_MC_MAX_GROUPS groups already (-ENOMEM: no memory for it);
+ * the other NIs are told all the same, and the caller leaves again.
  */
-static void grim_mc_local_event(struct net *net, u32 group, bool join)
+static int grim_mc_local_event(struct net *net, u32 group, bool join)
 {
 	struct grim_mc_group *g;
 	struct grim_ni *ni;
 	struct sk_buff *skb;
+	int err = 0;
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
@@ -337,8 +349,14 @@ static void grim_mc_local_event(struct net *net, u32 group, bool join)
 		 */
 		spin_lock_bh(&ni->mc.lock);
 		g = join ? grim_mc_get(&ni->mc, group) : NULL;
-		if (g && ni->mc.leader != ni->node)
-			g->in_tree = false;
+		if (g) {
+			if (ni->mc.leader != ni->node)
+				g->in_tree = false;
+			g->active = jiffies;
+		} else if (join) {
+			err = ni->mc.ngroups >= GRIM_MC_MAX_GROUPS ? -ENOBUFS :
+								     -ENOMEM;
+		}
 		spin_unlock_bh(&ni->mc.lock);
 		skb = alloc_skb(0, GFP_ATOMIC);
 		if (!skb) {
@@ -355,6 +373,7 @@ static void grim_mc_local_event(struct net *net, u32 group, bool join)
 		grim_mc_kick(&ni->mc, 0);
 	}
 	rcu_read_unlock();
+	return err;
 }
 
 /* Whether a running NI of @net is in @group's tree. */
@@ -378,6 +397,18 @@ static bool grim_mc_joined(struct net *net, u32 group)
 	}
 	rcu_read_unlock();
 	return in || !any;
+}
+
+/* gn->mc_lock held; returns whether @sub's group has no member left. */
+static bool grim_mc_sub_del(struct grim_net *gn, struct grim_mc_sub *sub)
+{
+	struct grim_ep *ep = sub->ep;
+
+	hlist_del_rcu(&sub->hnode);
+	list_del(&sub->ep_link);
+	ep->ngroups--;
+	kfree_rcu(sub, rcu);
+	return !grim_mc_has_local(gn, sub->group);
 }
 
 int grim_ep_join(struct grim_ep *ep, u32 group)
@@ -418,8 +449,17 @@ int grim_ep_join(struct grim_ep *ep, u32 group)
 	hlist_add_head_rcu(&sub->hnode, grim_sub_bucket(gn, group));
 	spin_unlock_bh(&gn->mc_lock);
 
-	if (first)
-		grim_mc_local_event(net, group, true);
+	if (first) {
+		err = grim_mc_local_event(net, group, true);
+		if (err) {
+			spin_lock_bh(&gn->mc_lock);
+			first = grim_mc_sub_del(gn, sub);
+			spin_unlock_bh(&gn->mc_lock);
+			if (first)
+				grim_mc_local_event(net, group, false);
+			return err;
+		}
+	}
 	wait_event_interruptible_timeout(gn->mc_wait,
 					 grim_mc_joined(net, group),
 					 msecs_to_jiffies(GRIM_JOIN_WAIT_MS));
@@ -431,18 +471,6 @@ unlock:
 	return err;
 }
 EXPORT_SYMBOL_GPL(grim_ep_join);
-
-/* gn->mc_lock held; returns whether @sub's group has no member left. */
-static bool grim_mc_sub_del(struct grim_net *gn, struct grim_mc_sub *sub)
-{
-	struct grim_ep *ep = sub->ep;
-
-	hlist_del_rcu(&sub->hnode);
-	list_del(&sub->ep_link);
-	ep->ngroups--;
-	kfree_rcu(sub, rcu);
-	return !grim_mc_has_local(gn, sub->group);
-}
 
 int grim_ep_leave(struct grim_ep *ep, u32 group)
 {
@@ -799,6 +827,7 @@ static void grim_mc_tree_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	if (GRIM_MC_KIND(cb->handler) == GRIM_MC_TREE)
 		g->from = grim_mc_tree_parent(ni, skb);
 	g->stalled = 0;
+	g->active = jiffies;
 	mc->held += skb->len;
 	grim_mc_enqueue(mc, g, skb);
 	spin_unlock_bh(&mc->lock);
@@ -853,12 +882,13 @@ static void grim_mc_stamp(struct grim_ni *ni, struct grim_mc_group *g,
 {
 	cb->arg[0] = g->id;
 	cb->arg[1] = g->next_ticket++;
-	cb->arg[2] = ni->mc.term;
+	cb->arg[2] = g->own_term;
 	cb->arg[3] = ni->node;
 	g->known = true;
 	g->root = ni->node;
-	g->term = ni->mc.term;
+	g->term = g->own_term;
 	g->expect = cb->arg[1] + 1;
+	g->active = jiffies;
 }
 
 /* A message taken in frames chained under a head of the receiver's
@@ -1306,8 +1336,15 @@ static void grim_mc_member(struct grim_ni *ni, u32 group, u32 node, bool join)
 		return;
 	}
 	g = join ? grim_mc_get(&ni->mc, group) : grim_mc_find(&ni->mc, group);
-	if (!g)
+	if (!g) {
+		/* The NI knows as many groups as it may: the member asks
+		 * again a hello later.
+		 */
+		if (join)
+			grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
 		return;
+	}
+	g->active = jiffies;
 	for (i = 0; i < g->ndir && g->dir[i] < node; i++)
 		;
 	if (!join) {
@@ -1576,7 +1613,7 @@ static void grim_mc_skip_to(struct grim_ni *ni, struct grim_mc_group *g,
 	cb->handler = GRIM_MC_SKIP;
 	cb->arg[0] = g->id;
 	cb->arg[1] = ticket;
-	cb->arg[2] = ni->mc.term;
+	cb->arg[2] = g->own_term;
 	cb->arg[3] = ni->node;
 	grim_mc_resend(ni, skip, false, node, out);
 }
@@ -1595,9 +1632,11 @@ static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
 	struct sk_buff *skb;
 	bool more = false;
 
-	if (mc->leader == ni->node && cb->arg[2] == mc->term &&
-	    cb->arg[3] == ni->node && grim_mc_group_ok(cb->arg[0]))
+	if (mc->leader == ni->node && cb->arg[3] == ni->node &&
+	    grim_mc_group_ok(cb->arg[0]))
 		g = grim_mc_find(mc, cb->arg[0]);
+	if (g && cb->arg[2] != g->own_term)
+		g = NULL;	/* of the group's earlier life */
 	while (g && i < g->ndir && g->dir[i] != cb->node)
 		i++;
 	if (!g || i == g->ndir || grim_seq_after(from, g->next_ticket)) {
@@ -1647,7 +1686,7 @@ static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
 	 */
 	skb = skb_peek(&g->q);
 	t = skb && GRIM_MSG_CB(skb)->arg[3] == ni->node &&
-	    GRIM_MSG_CB(skb)->arg[2] == mc->term ? GRIM_MSG_CB(skb)->arg[1] :
+	    GRIM_MSG_CB(skb)->arg[2] == g->own_term ? GRIM_MSG_CB(skb)->arg[1] :
 						   g->next_ticket;
 	if (grim_seq_before(want, t))
 		grim_mc_skip_to(ni, g, t, cb->node, out);
@@ -1744,7 +1783,7 @@ static void grim_mc_log(struct grim_ni *ni, struct grim_mc_group *g,
 
 	/* Ours: not a message of the root before us still queued. */
 	if (ni->mc.leader != ni->node || cb->arg[3] != ni->node ||
-	    cb->arg[2] != ni->mc.term)
+	    cb->arg[2] != g->own_term)
 		return;
 	/* Full (a member that does not report holds it): a member that
 	 * misses this one goes past it, the root's SKIP says so.
@@ -1822,6 +1861,44 @@ static bool grim_mc_run(struct grim_ni *ni, struct grim_mc_group *g,
 		kfree_skb(skb);
 	}
 	return true;
+}
+
+/* Forget the groups the NI has no use for: no member in its namespace,
+ * none that takes the NI for its root, nothing queued or kept, and
+ * nothing taken, stamped, joined or left for twice the dead time.  What
+ * was in flight to the NI has settled by then; a copy that comes later
+ * finds no group and is dropped as stale, and a member below that
+ * needed it asks the root.  A member NI is never told it left (the tree
+ * without it does not reach it): this is where it lets go.  The root
+ * forgets what it logged once no member is left to want it.  Returns
+ * whether a group will be idle long enough later.  mc->lock held, RCU
+ * read side.
+ */
+static bool grim_mc_sweep(struct grim_ni *ni)
+{
+	struct grim_net *gn = grim_pernet(dev_net(ni->dev));
+	unsigned long idle = grim_mc_stall_max(ni);
+	struct grim_mc *mc = &ni->mc;
+	struct grim_mc_group *g;
+	struct hlist_node *tmp;
+	bool later = false;
+	int b;
+
+	hash_for_each_safe(mc->groups, b, tmp, g, hnode) {
+		if (g->ndir || !skb_queue_empty(&g->q) ||
+		    !list_empty(&g->busy_link) ||
+		    grim_mc_has_local(gn, g->id))
+			continue;
+		grim_mc_trim(mc, g, true);
+		if (time_before(jiffies, g->active + idle)) {
+			later = true;
+			continue;
+		}
+		trace_grim_mc_forget(ni->node, g->id, g->root, g->expect);
+		grim_mc_free_group(mc, g);
+		grim_count(ni, NULL, GRIM_STAT_MC_FORGOTTEN);
+	}
+	return later;
 }
 
 /* To the root of each group the NI delivers: what it has, every
@@ -1972,8 +2049,21 @@ static void grim_mc_work(struct work_struct *work)
 		else
 			list_del_init(&g->busy_link);
 	}
+	/* Idle groups go, looked for once a hello; a run between two
+	 * looks may have made some (a leave, say): one more look a hello
+	 * on, which says whether any is still to wait for.
+	 */
+	if (time_after_eq(jiffies, mc->swept +
+			  msecs_to_jiffies(READ_ONCE(ni->hello_ms)))) {
+		rcu_read_lock();
+		mc->sweep = grim_mc_sweep(ni);
+		rcu_read_unlock();
+		mc->swept = jiffies;
+	} else {
+		mc->sweep = true;
+	}
 	spin_unlock_bh(&mc->lock);
-	again = grim_mc_report(ni, &root_out);
+	again = grim_mc_report(ni, &root_out) || mc->sweep;
 
 	grim_mc_send_all(&mc->root, &root_out);
 	grim_mc_send_all(&mc->tree, &tree_out);
@@ -2077,7 +2167,6 @@ int grim_mc_open(struct grim_ni *ni)
 	}
 	mc->leader = 0;
 	mc->leader_rgen = 0;
-	mc->term = get_random_u32() ?: 1;
 	mc->rejoin = true;
 	mc->peers_dirty = true;
 	WRITE_ONCE(mc->up, true);

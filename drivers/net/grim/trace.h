@@ -163,6 +163,23 @@ TRACE_EVENT(grim_mc_repair,
 		      __entry->from, __entry->count)
 );
 
+/* An NI forgets a group it has no use for any more (mcast.c). */
+TRACE_EVENT(grim_mc_forget,
+	    TP_PROTO(u32 node, u32 group, u32 root, u32 expect),
+	    TP_ARGS(node, group, root, expect),
+	    TP_STRUCT__entry(__field(u32, node)
+			     __field(u32, group)
+			     __field(u32, root)
+			     __field(u32, expect)),
+	    TP_fast_assign(__entry->node = node;
+			   __entry->group = group;
+			   __entry->root = root;
+			   __entry->expect = expect;),
+	    TP_printk("node=%u group=%u root=%u expect=%u",
+		      __entry->node, __entry->group, __entry->root,
+		      __entry->expect)
+);
+
 #endif /* _GRIM_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

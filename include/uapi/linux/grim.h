@@ -73,7 +73,8 @@ struct sockaddr_grim {
  * Groups: ids from 1 to GRIM_GROUP_MAX name groups that sockets join
  * (setsockopt GRIM_JOIN) and anyone sends to.  GRIM_GROUP_ALL, every
  * node of the link, is reserved for broadcast.  A socket joins at most
- * GRIM_GROUPS_PER_SOCKET groups (ENOBUFS past that).  A group message
+ * GRIM_GROUPS_PER_SOCKET groups (ENOBUFS past that, and when an NI of
+ * the namespace knows as many groups as it may).  A group message
  * carries at most GRIM_GROUP_MAX_PAYLOAD bytes.
  */
 #define GRIM_GROUP_MAX		0xfeffffffU
