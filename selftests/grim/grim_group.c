@@ -31,12 +31,13 @@
  * after the other, then prints "churned COUNT"; a join that fails is
  * reported with its errno and ends it (exit 1).
  *
- *   grim_group fill -g FIRST -n COUNT
+ *   grim_group fill -g FIRST -n COUNT [-H SECONDS]
  *
  * Joins the groups FIRST .. FIRST + COUNT - 1 and stays in them, as many
  * sockets as that takes, until a join fails or all are joined; prints
- * "joined N" and, after a failure, "join G: ERROR", then leaves them all
- * (closes the sockets) and exits 0.
+ * "joined N" and, after a failure, "join G: ERROR", then "holding" and
+ * SECONDS later (default 0) leaves them all (closes the sockets) and
+ * exits 0.
  *
  *   grim_group bad
  *
@@ -380,16 +381,19 @@ static int do_churn(int argc, char **argv)
 
 static int do_fill(int argc, char **argv)
 {
-	uint32_t first = 0, count = 0, g, n = 0;
+	uint32_t first = 0, count = 0, g, n = 0, hold = 0;
 	int *fds, nfd, i, c, fd = -1;
 
-	while ((c = getopt(argc, argv, "g:n:")) != -1) {
+	while ((c = getopt(argc, argv, "g:n:H:")) != -1) {
 		switch (c) {
 		case 'g':
 			first = strtoul(optarg, NULL, 0);
 			break;
 		case 'n':
 			count = strtoul(optarg, NULL, 0);
+			break;
+		case 'H':
+			hold = strtoul(optarg, NULL, 0);
 			break;
 		default:
 			return 2;
@@ -414,6 +418,8 @@ static int do_fill(int argc, char **argv)
 	}
 	if (g == first + count)
 		printf("joined %u\n", n);
+	printf("holding\n");
+	sleep(hold);
 	for (i = 0; i < nfd; i++)
 		if (fds[i] > 0)
 			close(fds[i]);

@@ -327,37 +327,53 @@ static bool grim_mc_has_local(struct grim_net *gn, u32 group)
 	return false;
 }
 
-/* Tell every running NI of @net that its namespace joined or left
- * @group: they tell their roots.  A join fails with -ENOBUFS when an NI
- * knows GRIM_MC_MAX_GROUPS groups already (-ENOMEM: no memory for it);
- * the other NIs are told all the same, and the caller leaves again.
+/* Make every running NI of @net know @group, for a member of its
+ * namespace: -ENOBUFS when one knows GRIM_MC_MAX_GROUPS groups already,
+ * -ENOMEM without memory.  The namespace's @first member waits for the
+ * tree that has the NI in it (an NI that is not the root is out of it
+ * until then).  The sweep leaves the group alone while the namespace
+ * has a member.
  */
-static int grim_mc_local_event(struct net *net, u32 group, bool join)
+static int grim_mc_hold(struct net *net, u32 group, bool first)
 {
 	struct grim_mc_group *g;
 	struct grim_ni *ni;
-	struct sk_buff *skb;
 	int err = 0;
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
 		if (!READ_ONCE(ni->mc.up))
 			continue;
-		/* The namespace's first member: it gets messages from the
-		 * tree that has the NI in it on, and the joiner waits for
-		 * that tree.
-		 */
 		spin_lock_bh(&ni->mc.lock);
-		g = join ? grim_mc_get(&ni->mc, group) : NULL;
+		g = grim_mc_get(&ni->mc, group);
 		if (g) {
-			if (ni->mc.leader != ni->node)
+			if (first && ni->mc.leader != ni->node)
 				g->in_tree = false;
 			g->active = jiffies;
-		} else if (join) {
+		} else {
 			err = ni->mc.ngroups >= GRIM_MC_MAX_GROUPS ? -ENOBUFS :
 								     -ENOMEM;
 		}
 		spin_unlock_bh(&ni->mc.lock);
+		if (err)
+			break;
+	}
+	rcu_read_unlock();
+	return err;
+}
+
+/* Tell every running NI of @net that its namespace joined or left
+ * @group: they tell their roots.
+ */
+static void grim_mc_local_event(struct net *net, u32 group, bool join)
+{
+	struct grim_ni *ni;
+	struct sk_buff *skb;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
+		if (!READ_ONCE(ni->mc.up))
+			continue;
 		skb = alloc_skb(0, GFP_ATOMIC);
 		if (!skb) {
 			/* Told again when the root changes. */
@@ -373,7 +389,6 @@ static int grim_mc_local_event(struct net *net, u32 group, bool join)
 		grim_mc_kick(&ni->mc, 0);
 	}
 	rcu_read_unlock();
-	return err;
 }
 
 /* Whether a running NI of @net is in @group's tree. */
@@ -449,17 +464,20 @@ int grim_ep_join(struct grim_ep *ep, u32 group)
 	hlist_add_head_rcu(&sub->hnode, grim_sub_bucket(gn, group));
 	spin_unlock_bh(&gn->mc_lock);
 
-	if (first) {
-		err = grim_mc_local_event(net, group, true);
-		if (err) {
-			spin_lock_bh(&gn->mc_lock);
-			first = grim_mc_sub_del(gn, sub);
-			spin_unlock_bh(&gn->mc_lock);
-			if (first)
-				grim_mc_local_event(net, group, false);
-			return err;
-		}
+	err = grim_mc_hold(net, group, first);
+	if (err) {
+		/* No root was told of this join; a member that joined
+		 * meanwhile is, a hello later (grim_mc_rejoin()).
+		 */
+		spin_lock_bh(&gn->mc_lock);
+		first = grim_mc_sub_del(gn, sub);
+		spin_unlock_bh(&gn->mc_lock);
+		if (first)
+			grim_mc_local_event(net, group, false);
+		return err;
 	}
+	if (first)
+		grim_mc_local_event(net, group, true);
 	wait_event_interruptible_timeout(gn->mc_wait,
 					 grim_mc_joined(net, group),
 					 msecs_to_jiffies(GRIM_JOIN_WAIT_MS));
@@ -1489,6 +1507,7 @@ static void grim_mc_local(struct grim_ni *ni, struct sk_buff *skb,
 {
 	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
 	struct grim_mc *mc = &ni->mc;
+	struct grim_mc_group *g;
 	bool join;
 
 	/* What the namespace is now, not what the event said: a leave and
@@ -1501,6 +1520,18 @@ static void grim_mc_local(struct grim_ni *ni, struct sk_buff *skb,
 	cb->handler = join ? GRIM_MC_JOIN : GRIM_MC_LEAVE;
 
 	spin_lock_bh(&mc->lock);
+	g = join ? grim_mc_get(mc, cb->arg[0]) : grim_mc_find(mc, cb->arg[0]);
+	if (g) {
+		g->active = jiffies;	/* a leave: copies may still come */
+	} else if (join) {
+		/* No room for the group: the NI must not be in a tree it
+		 * cannot follow.  Asked again a hello later.
+		 */
+		spin_unlock_bh(&mc->lock);
+		grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
+		kfree_skb(skb);
+		return;
+	}
 	if (mc->leader == ni->node) {
 		grim_mc_member(ni, cb->arg[0], ni->node, join);
 		spin_unlock_bh(&mc->lock);
@@ -2167,6 +2198,7 @@ int grim_mc_open(struct grim_ni *ni)
 	}
 	mc->leader = 0;
 	mc->leader_rgen = 0;
+	mc->swept = jiffies;
 	mc->rejoin = true;
 	mc->peers_dirty = true;
 	WRITE_ONCE(mc->up, true);
