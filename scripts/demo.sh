@@ -268,6 +268,16 @@ step_groups() {
 	fi
 	show_counters 1 'mc_injected|mc_ticketed|mc_tx_copies'
 	rm -rf "$w"
+	log "(the members have left: once the group has been idle twice dead_ms,"
+	log " 8 s, every NI forgets it)"
+	for ((t = 0; t < 200; t++)); do
+		[ -z "$(for i in 1 2 3; do nsx $i "$GRIM_TOOL" group show dev grim0; done)" ] && break
+		sleep 0.1
+	done
+	for i in 1 2 3; do
+		pp nsx $i "$GRIM_TOOL" group show dev grim0
+	done
+	show_counters 1 'mc_forgotten'
 }
 
 step_peer_down() {
