@@ -46,6 +46,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,24 +347,38 @@ static int do_send(int argc, char **argv)
 	return 0;
 }
 
-static int do_churn(int argc, char **argv)
+/* churn and fill: -g FIRST -n COUNT [-H SECONDS]; false if either is
+ * missing or the option unknown.
+ */
+static bool range_opts(int argc, char **argv, uint32_t *first,
+		       uint32_t *count, uint32_t *hold)
 {
-	uint32_t first = 0, count = 0, g;
-	int fd, c;
+	int c;
 
-	while ((c = getopt(argc, argv, "g:n:")) != -1) {
+	while ((c = getopt(argc, argv, "g:n:H:")) != -1) {
 		switch (c) {
 		case 'g':
-			first = strtoul(optarg, NULL, 0);
+			*first = strtoul(optarg, NULL, 0);
 			break;
 		case 'n':
-			count = strtoul(optarg, NULL, 0);
+			*count = strtoul(optarg, NULL, 0);
+			break;
+		case 'H':
+			*hold = strtoul(optarg, NULL, 0);
 			break;
 		default:
-			return 2;
+			return false;
 		}
 	}
-	if (!first || !count)
+	return *first && *count;
+}
+
+static int do_churn(int argc, char **argv)
+{
+	uint32_t first = 0, count = 0, hold = 0, g;
+	int fd;
+
+	if (!range_opts(argc, argv, &first, &count, &hold))
 		return 2;
 	fd = sock_new();
 	for (g = first; g < first + count; g++) {
@@ -382,24 +397,9 @@ static int do_churn(int argc, char **argv)
 static int do_fill(int argc, char **argv)
 {
 	uint32_t first = 0, count = 0, g, n = 0, hold = 0;
-	int *fds, nfd, i, c, fd = -1;
+	int *fds, nfd, i, fd = -1;
 
-	while ((c = getopt(argc, argv, "g:n:H:")) != -1) {
-		switch (c) {
-		case 'g':
-			first = strtoul(optarg, NULL, 0);
-			break;
-		case 'n':
-			count = strtoul(optarg, NULL, 0);
-			break;
-		case 'H':
-			hold = strtoul(optarg, NULL, 0);
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (!first || !count)
+	if (!range_opts(argc, argv, &first, &count, &hold))
 		return 2;
 	nfd = (count + GRIM_GROUPS_PER_SOCKET - 1) / GRIM_GROUPS_PER_SOCKET;
 	fds = calloc(nfd, sizeof(*fds));
