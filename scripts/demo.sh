@@ -8,6 +8,7 @@
 # To extend: write a step_<name> function and add it to STEPS.
 RDM=$(cd "$(dirname "$0")/.." && pwd)/selftests/grim/grim_rdm
 GRIM_TOOL=$(cd "$(dirname "$0")/.." && pwd)/tools/grim/grim
+UDP_SEQ=$(cd "$(dirname "$0")/.." && pwd)/selftests/grim/udp_seq
 source "$(dirname "$0")/../selftests/grim/lib.sh"
 TEST_NAME=demo
 N=${DEMO_HOSTS:-3}
@@ -269,9 +270,11 @@ step_groups() {
 	show_counters 1 'mc_injected|mc_ticketed|mc_tx_copies'
 	rm -rf "$w"
 	log "(the members have left: once the group has been idle twice dead_ms,"
-	log " 8 s, every NI forgets it)"
+	log " 8 s, every NI forgets it; the link's own group, 4294967294, stays)"
 	for ((t = 0; t < 200; t++)); do
-		[ -z "$(for i in 1 2 3; do nsx $i "$GRIM_TOOL" group show dev grim0; done)" ] && break
+		for i in 1 2 3; do
+			nsx $i "$GRIM_TOOL" group show dev grim0
+		done | grep -q "group 42 " || break
 		sleep 0.1
 	done
 	for i in 1 2 3; do
@@ -280,8 +283,52 @@ step_groups() {
 	show_counters 1 'mc_forgotten'
 }
 
+step_bcast() {
+	banner "14. Broadcast: every NI is in the link's own group; UDP multicast over grim0 under 5% loss"
+	local w i p=()
+	w=$(mktemp -d)
+	log "(IP's endpoint on every node joins the link's own group, 4294967294, as"
+	log " the link comes up: ARP, neighbour discovery and IP multicast go down"
+	log " its tree, on streams and in room of their own)"
+	pp nsx 1 "$GRIM_TOOL" group show dev grim0
+	netem_links "loss 5% delay 1ms reorder 25% 50%"
+	log "hosts 2 and 3 join 239.1.2.3 on grim0 (IP_ADD_MEMBERSHIP); host 1 sends"
+	log "2000 numbered datagrams to it (IP_MULTICAST_IF grim0), every link losing 5%:"
+	for i in 2 3; do
+		nsx $i "$UDP_SEQ" recv -p 5400 -n 2000 -t 120 -g 239.1.2.3 -M grim0 >"$w/u$i" 2>&1 &
+		p+=($!)
+	done
+	for i in 2 3; do
+		for ((t = 0; t < 100; t++)); do
+			grep -q '^listening' "$w/u$i" 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+	nsx 1 "$UDP_SEQ" send -a 239.1.2.3 -p 5400 -n 2000 -s 1200 -M grim0 | sed 's/^/    [host 1] /'
+	wait "${p[@]}"
+	for i in 2 3; do
+		log "host $i: $(tail -n 1 "$w/u$i")"
+	done
+	log "the same to 239.1.2.4 over the bare eth0 (addresses 10.88.0.x):"
+	for i in 1 2; do
+		ip -n "$(host $i)" addr add 10.88.0.$i/24 dev eth0
+	done
+	nsx 2 "$UDP_SEQ" recv -p 5401 -n 2000 -t 10 -g 239.1.2.4 -M eth0 >"$w/bare" 2>&1 &
+	p=($!)
+	for ((t = 0; t < 100; t++)); do
+		grep -q '^listening' "$w/bare" 2>/dev/null && break
+		sleep 0.1
+	done
+	nsx 1 "$UDP_SEQ" send -a 239.1.2.4 -p 5401 -n 2000 -s 1200 -M eth0 >/dev/null
+	wait "${p[@]}"
+	log "host 2 over eth0: $(tail -n 1 "$w/bare")"
+	netem_clear
+	show_counters 1 'mc_ticketed|mc_tx_copies'
+	rm -rf "$w"
+}
+
 step_peer_down() {
-	banner "14. A peer vanishes: host 3's link is deleted while host 1 streams to it"
+	banner "15. A peer vanishes: host 3's link is deleted while host 1 streams to it"
 	nsx 3 "$RDM" recv -p 103 -n 100000000 -t 300 >/dev/null &
 	wait_bound 3 103
 	nsx 1 "$RDM" send -d 3 -p 103 -M 2000 -E | sed 's/^/    [host 1] /' &
@@ -295,7 +342,7 @@ step_peer_down() {
 }
 
 step_streams() {
-	banner "15. Short-lived sockets: 3000 of them, one request each; their streams come and go"
+	banner "16. Short-lived sockets: 3000 of them, one request each; their streams come and go"
 	nsx 2 "$RDM" echo -p 105 -t 120 >/dev/null &
 	local e=$!
 	wait_bound 2 105
@@ -309,14 +356,14 @@ step_streams() {
 }
 
 step_kernel_log() {
-	banner "16. Kernel log (grim)"
+	banner "17. Kernel log (grim)"
 	dmesg | grep -i grim | tail -n 20 | sed 's/^/    /'
 	check_dmesg
 }
 
 STEPS=(step_topology step_module step_links step_show step_messages step_faults
        step_slow_receiver step_errqueue step_tool step_auth step_congestion
-       step_ip step_groups step_peer_down step_streams step_kernel_log)
+       step_ip step_groups step_bcast step_peer_down step_streams step_kernel_log)
 
 for s in "${STEPS[@]}"; do
 	"$s"

@@ -169,27 +169,34 @@ int grim_ep_bind(struct grim_ep *ep, u16 port);
 void grim_ep_unbind(struct grim_ep *ep);
 
 /*
- * Groups.  An endpoint of a namespace (not a link's) joins group @group
- * (1..GRIM_GROUP_MAX): from then on every message sent to the group
- * through a link of its namespace reaches it too, once, in the group's
- * one order, with GRIM_MSG_F_GROUP, the group and the ticket in its
- * descriptor.  Binds the endpoint first if it is not bound.  -EINVAL for
- * an invalid id or a link's endpoint, -EADDRINUSE if it is a member,
- * -ENOBUFS past GRIM_GROUPS_PER_SOCKET groups or when an NI of the
- * namespace knows as many groups as it may, -ENOMEM.  Returns once
- * the NI of the namespace is in the group's tree, or after
- * GRIM_JOIN_WAIT_MS (the join holds, and takes effect when the tree
- * comes); sleeps.  Leaving: -EADDRNOTAVAIL if not a member.  Unbinding
- * leaves every group.
+ * Groups.  An endpoint joins group @group: from then on every message
+ * sent to the group reaches it too, once, in the group's one order,
+ * with GRIM_MSG_F_GROUP, the group and the ticket in its descriptor.  An
+ * endpoint of a namespace joins 1..GRIM_GROUP_MAX or GRIM_GROUP_ALL, is
+ * a member through every link of the namespace, and takes what the
+ * namespace's endpoints sent.  A link's endpoint joins GRIM_GROUP_LINK
+ * only, the link's own group, which has ports, streams and room of its
+ * own; it is a member through its link only, and takes only what the
+ * same port of another node sent (a device does not hear its own
+ * broadcasts).  Binds the endpoint first if it is not bound.  -EINVAL
+ * for an invalid id or one of the other kind,
+ * -EADDRINUSE if it is a member, -ENOBUFS past GRIM_GROUPS_PER_SOCKET
+ * groups or when an NI knows as many groups as it may, -ENOMEM.  An
+ * endpoint of a namespace returns once an NI of the namespace is in the
+ * group's tree, or after GRIM_JOIN_WAIT_MS (the join holds, and takes
+ * effect when the tree comes), and sleeps; a link's endpoint does not
+ * wait (its link may not be up yet: it joins once it is).  Leaving:
+ * -EADDRNOTAVAIL if not a member.  Unbinding leaves every group.
  */
 #define GRIM_JOIN_WAIT_MS	5000
 int grim_ep_join(struct grim_ep *ep, u32 group);
 int grim_ep_leave(struct grim_ep *ep, u32 group);
 /*
  * Send @skb from @ep to every member of @group, through the namespace's
- * first running NI: once to the root of the group's tree, which orders
- * it.  GRIM_MSG_CB() gives the active-message fields (node and dst_port
- * are ignored).  @skb must have GRIM_GROUP_HLEN bytes of headroom more
+ * first running NI (a link's endpoint: through its link): once to the
+ * root of the group's tree, which orders it.  GRIM_MSG_CB() gives the
+ * active-message fields (node and dst_port are ignored).  @skb must
+ * have GRIM_GROUP_HLEN bytes of headroom more
  * than grim_ni_headroom().  Errors as grim_ni_send(), and -ENETUNREACH
  * when no link is up; a message later refused is handed back to
  * tx_failed() with GRIM_MSG_F_GROUP and the group in its descriptor.

@@ -256,9 +256,9 @@ static int grim_connect(struct socket *sock, struct sockaddr *uaddr,
 	if ((!addr->sgrim_port && !addr->sgrim_group) ||
 	    addr->sgrim_port >= GRIM_PORT_DEV)
 		return -EINVAL;
-	if (addr->sgrim_group > GRIM_GROUP_MAX)
-		return addr->sgrim_group == GRIM_GROUP_ALL ? -EOPNOTSUPP :
-							     -EINVAL;
+	if (addr->sgrim_group > GRIM_GROUP_MAX &&
+	    addr->sgrim_group != GRIM_GROUP_ALL)
+		return -EINVAL;
 	lock_sock(&gs->sk);
 	gs->peer_node = addr->sgrim_node;
 	gs->peer_port = addr->sgrim_port;
@@ -426,12 +426,11 @@ static int grim_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		if (!port && !group)
 			return -EDESTADDRREQ;
 	}
-	if (group == GRIM_GROUP_ALL)
-		return -EOPNOTSUPP;	/* broadcast: not yet */
 	/* The ports from GRIM_PORT_DEV on are the links' own (IP, the
 	 * group engine): no socket speaks for them.
 	 */
-	if (group > GRIM_GROUP_MAX || (!group && !port) ||
+	if ((group > GRIM_GROUP_MAX && group != GRIM_GROUP_ALL) ||
+	    (!group && !port) ||
 	    port >= GRIM_PORT_DEV || node == GRIM_NODE_ANY)
 		return -EINVAL;
 	if (len > (group ? GRIM_GROUP_MAX_PAYLOAD : GRIM_MAX_PAYLOAD))
@@ -636,7 +635,7 @@ static int grim_setsockopt(struct socket *sock, int level, int optname,
 		return -EFAULT;
 	if (optname == GRIM_LEAVE)
 		return grim_ep_leave(&gs->ep, group);
-	if (!group || group > GRIM_GROUP_MAX)
+	if (!group || (group > GRIM_GROUP_MAX && group != GRIM_GROUP_ALL))
 		return -EINVAL;
 	/* Joined, the socket receives: it needs its port. */
 	lock_sock(&gs->sk);

@@ -45,10 +45,14 @@ py() {
 	shift 2
 	nsx "$h" "$GRIM" -j "$@" | python3 -c "import json,sys; d=json.load(sys.stdin); print($e)"
 }
-# peers HOST: "node/mac/state/lgen/rgen/tx-streams/rx-streams" of each
-# peer of grim0: who it knows, where, which session, how many streams.
+# peers HOST: "node/mac/state/lgen/rgen/tx-streams" of each peer of
+# grim0: who it knows, where, which session, how many send streams; then
+# "rx RX-STREAMS", the receive streams of all of them.  A receiver
+# forgets a stream idle for 5 s (rx_streams_expired) whatever its
+# sender's streamidle: the NIs' own streams of the link's group, idle
+# once the link came up, go that way while the test runs.
 peers() {
-	py "$1" "' '.join('%s/%s/%s/%s/%s/%s/%s' % (p['node'], p['mac'], p['state'], p['lgen'], p['rgen'], p['tx_streams'], p['rx_streams']) for p in d)" peer show dev grim0
+	py "$1" "' '.join('%s/%s/%s/%s/%s/%s' % (p['node'], p['mac'], p['state'], p['lgen'], p['rgen'], p['tx_streams']) for p in d) + ' rx %d' % sum(p['rx_streams'] for p in d)" peer show dev grim0
 }
 
 pretty "" "hosts 1 and 2 with a cluster key; host 3, the attacker, sees all frames"
@@ -115,10 +119,13 @@ snap() {	# snap TAG: counters and peers of both hosts
 		stats $i
 		for c in peer_session_resets peer_down_events rx_msgs tx_msgs_failed \
 			 rx_drop_auth rx_drop_replay rx_drop_unproven rx_drop_not_for_us \
-			 tx_auth_challenges rx_drop_table_full; do
+			 tx_auth_challenges rx_drop_table_full rx_streams_expired; do
 			b[$1.$i.$c]=${S[$c]?}
 		done
 		b[$1.$i.peers]=$(peers $i)
+		# The receive streams the flood found, less those forgotten
+		# idle since: the flood made none and ended none.
+		b[$1.$i.peers]="${b[$1.$i.peers]% rx *} rx $((${b[$1.$i.peers]##* rx } + b[$1.$i.rx_streams_expired]))"
 	done
 }
 snap before

@@ -447,11 +447,12 @@ static int do_bad(void)
 	int fd = sock_new(), fd2 = sock_new();
 	uint32_t g;
 
+	/* First: before this socket joins the broadcast group (last). */
+	a.sgrim_group = GRIM_GROUP_ALL;
+	expect("send to the broadcast group (no member: it goes nowhere)",
+	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0, 0);
 	g = 0;
 	expect("join group 0: EINVAL",
-	       setsockopt(fd, SOL_GRIM, GRIM_JOIN, &g, sizeof(g)), EINVAL);
-	g = GRIM_GROUP_ALL;
-	expect("join the broadcast group: EINVAL",
 	       setsockopt(fd, SOL_GRIM, GRIM_JOIN, &g, sizeof(g)), EINVAL);
 	g = GRIM_GROUP_MAX + 1;
 	expect("join a reserved id: EINVAL",
@@ -479,10 +480,10 @@ static int do_bad(void)
 	expect("one group past the limit: ENOBUFS",
 	       setsockopt(fd2, SOL_GRIM, GRIM_JOIN, &g, sizeof(g)), ENOBUFS);
 
-	a.sgrim_group = GRIM_GROUP_ALL;
-	expect("send to the broadcast group: EOPNOTSUPP",
+	a.sgrim_group = GRIM_GROUP_LINK;
+	expect("send to the link's own group: EINVAL",
 	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
-	       EOPNOTSUPP);
+	       EINVAL);
 	a.sgrim_group = GRIM_GROUP_MAX + 1;
 	expect("send to a reserved id: EINVAL",
 	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
@@ -513,6 +514,14 @@ static int do_bad(void)
 	expect("send to a root's port (0xfffd): EINVAL",
 	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
 	       EINVAL);
+	a.sgrim_port = GRIM_PORT_LMC;
+	expect("send to the link group's engine (port 0xfffc): EINVAL",
+	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
+	       EINVAL);
+	a.sgrim_port = GRIM_PORT_LMC_ROOT;
+	expect("send to the link group's root (port 0xfffb): EINVAL",
+	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
+	       EINVAL);
 	a.sgrim_port = GRIM_PORT_IP;
 	expect("send to a link's IP channel (port 0xff00): EINVAL",
 	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0,
@@ -524,6 +533,15 @@ static int do_bad(void)
 	a.sgrim_group = 7000;
 	expect("send to a group nobody joined",
 	       sendto(fd, "x", 1, 0, (void *)&a, sizeof(a)) < 0 ? -1 : 0, 0);
+	/* Last: after the message to the broadcast group above. */
+	g = GRIM_GROUP_ALL;
+	expect("join the broadcast group",
+	       setsockopt(fd, SOL_GRIM, GRIM_JOIN, &g, sizeof(g)), 0);
+	expect("leave the broadcast group",
+	       setsockopt(fd, SOL_GRIM, GRIM_LEAVE, &g, sizeof(g)), 0);
+	g = GRIM_GROUP_LINK;
+	expect("join the link's own group: EINVAL",
+	       setsockopt(fd, SOL_GRIM, GRIM_JOIN, &g, sizeof(g)), EINVAL);
 	close(fd);
 	close(fd2);
 	return bad_count ? 1 : 0;

@@ -56,6 +56,18 @@
  *               TREE and SKIP with the real group, root and term and
  *               tickets just past the real ones, and joins, leaves,
  *               reports, repair requests and relays to the root
+ *   mcport      valid session and CRC: COUNT one-frame group DATA messages
+ *               on the group engines' ports with the group kind swapped,
+ *               each on a fresh incarnation, from the template's source
+ *               (the groups' root): the link's own group (0xfffffffe) on
+ *               the sockets' groups' ports (0xfffd -> 0xfffe), group 77
+ *               on the link group's (0xfffb -> 0xfffc), and each across
+ *               the pairs (0xfffe -> 0xfffc, 0xfffc -> 0xfffe): one fresh
+ *               incarnation of each pair's stream, its messages in
+ *               sequence.  Each one is dropped and counted
+ *               (rx_drop_bad_message).  It must
+ *               run while this host sends IPv4 over grim0 to DSTMAC's
+ *               node: the template is the first frame of such a packet.
  *   replay      sniff SNIFF real DATA frames sent to DSTMAC, wait until
  *               DSTMAC has acknowledged them all, then WAIT_MS more, and
  *               send them again unchanged, twice
@@ -314,7 +326,7 @@ static void usage(void)
 		"       capture flood rehello mcforge\n"
 		"       cluster notours\n"
 		"       badtype unknownpeer stale frag reasm hello probe macflip replay\n"
-		"       sack churn ipjunk\n");
+		"       sack churn ipjunk mcport\n");
 	exit(2);
 }
 
@@ -1603,6 +1615,56 @@ static void mode_ipjunk(void)
 		printf("ipjunk %s %lu\n", ipjunk_names[c], per[c]);
 }
 
+/* mcast.c's kind of a tree message that carries a group message */
+#define MC_DATA		1
+
+static void mode_mcport(void)
+{
+	static const struct {
+		uint16_t schan, dchan;
+		uint32_t group;
+	} swapped[] = {
+		{ GRIM_PORT_MC_ROOT, GRIM_PORT_MC, GRIM_GROUP_LINK },
+		{ GRIM_PORT_LMC_ROOT, GRIM_PORT_LMC, 77 },
+		{ GRIM_PORT_MC, GRIM_PORT_LMC, GRIM_GROUP_LINK },
+		{ GRIM_PORT_LMC, GRIM_PORT_MC, 77 },
+	};
+	const size_t nsw = sizeof(swapped) / sizeof(swapped[0]);
+	uint32_t inc[sizeof(swapped) / sizeof(swapped[0])];
+	static uint8_t f[4096];
+	size_t j;
+	int k;
+
+	need_ip_template();
+	/* One fresh incarnation of each pair's stream, its messages in
+	 * sequence.
+	 */
+	for (j = 0; j < nsw; j++)
+		inc[j] = fresh_inc();
+	for (k = 0; k < count; k++) {
+		const size_t plen = 24 + 8;	/* struct grim_mc_data, data */
+		uint16_t sch = swapped[k % nsw].schan;
+		size_t flen = data_frame(f, sch, swapped[k % nsw].dchan,
+					 inc[k % nsw], k / nsw,
+					 GRIM_FF_FIRST | GRIM_FF_LAST, 0, plen,
+					 plen);
+		uint8_t *p = f + ETH_HLEN;
+		struct grim_msg_hdr *mh =
+			(struct grim_msg_hdr *)(p + DATA_HLEN);
+		size_t i;
+
+		mh->w3 = htonl((uint32_t)sch << 16 | MC_DATA);
+		mh->arg[0] = htonl(swapped[k % nsw].group);
+		mh->arg[1] = htonl(rnd());		/* ticket */
+		mh->arg[2] = htonl(rnd() | 1);		/* term */
+		mh->arg[3] = tmpl.src_node;		/* the root */
+		for (i = 0; i < plen; i++)
+			p[DATA_HLEN + MSG_HLEN + i] = rnd();
+		seal(p, flen - ETH_HLEN);
+		xmit(f, flen, C_MSG);
+	}
+}
+
 static const struct grim_ctl_msg *ctl_of(const uint8_t *frame)
 {
 	return (const struct grim_ctl_msg *)(frame + ETH_HLEN + LH_LEN);
@@ -2226,6 +2288,7 @@ static const struct {
 	{ "replay", mode_replay },
 	{ "sack", mode_sack },
 	{ "ipjunk", mode_ipjunk },
+	{ "mcport", mode_mcport },
 };
 
 static int parse_mac(const char *s, uint8_t *mac)

@@ -106,6 +106,8 @@ const char grim_stat_names[GRIM_STAT_MAX][ETH_GSTRING_LEN] = {
 	[GRIM_STAT_MC_REPAIRED] = "mc_repaired",
 	[GRIM_STAT_MC_NOT_PARENT] = "mc_not_parent",
 	[GRIM_STAT_MC_FORGOTTEN] = "mc_forgotten",
+	[GRIM_STAT_MC_CTL_TX] = "mc_ctl_tx",
+	[GRIM_STAT_MC_CTL_RX] = "mc_ctl_rx",
 };
 
 /* The core kernel's nearest reason for each frame the NI drops, for drop

@@ -213,6 +213,8 @@ enum grim_stat {
 	GRIM_STAT_MC_REPAIRED,
 	GRIM_STAT_MC_NOT_PARENT,
 	GRIM_STAT_MC_FORGOTTEN,
+	GRIM_STAT_MC_CTL_TX,
+	GRIM_STAT_MC_CTL_RX,
 	GRIM_STAT_MAX
 };
 
@@ -529,6 +531,7 @@ struct grim_mc;
 struct grim_mc_ep {
 	struct grim_ep ep;
 	struct grim_mc *mc;
+	bool link;		/* GRIM_GROUP_LINK's, on its ports */
 };
 
 struct grim_mc {
@@ -551,6 +554,8 @@ struct grim_mc {
 	struct delayed_work work;
 	struct grim_mc_ep tree;		/* GRIM_PORT_MC */
 	struct grim_mc_ep root;		/* GRIM_PORT_MC_ROOT */
+	struct grim_mc_ep ltree;	/* GRIM_PORT_LMC */
+	struct grim_mc_ep lroot;	/* GRIM_PORT_LMC_ROOT */
 };
 
 struct grim_ni {
@@ -891,6 +896,7 @@ void grim_keys_free(struct grim_ni *ni);
 /* mcast.c */
 void grim_mc_net_init(struct grim_net *gn);
 int grim_mc_init(struct grim_ni *ni);
+bool grim_mc_ctl_msg(const struct grim_msg_cb *cb);
 int grim_mc_open(struct grim_ni *ni);
 void grim_mc_stop(struct grim_ni *ni);
 void grim_mc_drain(struct grim_ni *ni);

@@ -6,8 +6,14 @@
  * NI has taken them whole.
  *
  * The link-layer address is the 4-byte node id; ff:ff:ff:ff, the
- * broadcast address, sends a copy to every peer that is up, so ARP and
- * IPv6 neighbour discovery work as on Ethernet.  There is no link header
+ * broadcast address, sends to every node through the link's own group
+ * (GRIM_GROUP_LINK), which IP's first endpoint joins as the link comes
+ * up: the NIs replicate the packet along the group's tree, and every
+ * node takes the link's broadcasts in one order.  The group is the
+ * link's: no socket joins it, sends to it or holds it back.  So ARP, IPv6
+ * neighbour discovery and IP multicast work as on Ethernet, and lose
+ * nothing.  A packet too large for a group message goes to every peer
+ * that is up, a copy each.  There is no link header
  * in the packet: dev_hard_header() leaves the destination node in the
  * skb's control buffer for ndo_start_xmit.
  *
@@ -202,6 +208,12 @@ netdev_tx_t grim_ip_xmit(struct sk_buff *skb, struct net_device *dev)
 		cb->arg[0] = GRIM_IP_F_BCAST;
 	if (grim_ip_tx_prepare(ni, skb, cb))
 		goto drop;
+	if (node == GRIM_NODE_ANY && skb->len <= GRIM_GROUP_MAX_PAYLOAD) {
+		if (grim_ni_send_group(&ip->chan[0].ep, skb, GRIM_GROUP_LINK,
+				       GFP_ATOMIC))
+			dev_core_stats_tx_dropped_inc(dev);
+		return NETDEV_TX_OK;
+	}
 	if (grim_ni_send(&ip->chan[ch].ep, skb, GFP_ATOMIC))
 		dev_core_stats_tx_dropped_inc(dev);
 	return NETDEV_TX_OK;
@@ -370,7 +382,9 @@ int grim_ip_init(struct grim_ni *ni)
 	return 0;
 }
 
-/* The link comes up, its NI running: bind every channel. */
+/* The link comes up, its NI running: bind every channel; the first
+ * joins the link's own group.
+ */
 int grim_ip_open(struct grim_ni *ni)
 {
 	struct grim_ip *ip = &ni->ip;
@@ -381,6 +395,9 @@ int grim_ip_open(struct grim_ni *ni)
 		if (err)
 			goto unbind;
 	}
+	err = grim_ep_join(&ip->chan[0].ep, GRIM_GROUP_LINK);
+	if (err)
+		goto unbind;
 	napi_enable(&ip->napi);
 	WRITE_ONCE(ip->up, true);
 	return 0;

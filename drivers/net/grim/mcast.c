@@ -40,6 +40,7 @@
  */
 #include <linux/hash.h>
 #include <linux/rculist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "grim.h"
@@ -106,6 +107,19 @@ struct grim_mc_tree {
 	__be32	since;		/* with GRIM_MC_F_SINCE */
 };
 
+/* Whether @cb is one of the group engines' own messages (a join or a
+ * leave, a tree, a skip, a report): those count as mc_ctl_tx and
+ * mc_ctl_rx, not as the endpoints' messages.
+ */
+bool grim_mc_ctl_msg(const struct grim_msg_cb *cb)
+{
+	u32 kind = GRIM_MC_KIND(cb->handler);
+
+	return cb->src_port >= GRIM_PORT_LMC_ROOT &&
+	       cb->src_port <= GRIM_PORT_MC &&
+	       kind != GRIM_MC_DATA && kind != GRIM_MC_RELAY;
+}
+
 static_assert(sizeof(struct grim_mc_data) == GRIM_GROUP_HLEN);
 static_assert(sizeof(struct grim_mc_inj) == GRIM_GROUP_HLEN);
 
@@ -114,6 +128,7 @@ static_assert(sizeof(struct grim_mc_inj) == GRIM_GROUP_HLEN);
  */
 #define GRIM_MC_CB_NEXT		0x0100
 #define GRIM_MC_CB_SKIPPED	0x0200
+#define GRIM_MC_CB_BADPORT	0x0400	/* on the other group kind's ports */
 
 #define GRIM_MC_MEM		(8 << 20)	/* bytes an NI holds for groups */
 #define GRIM_MC_FWD_MAX		1024	/* copies in flight to children */
@@ -121,12 +136,29 @@ static_assert(sizeof(struct grim_mc_inj) == GRIM_GROUP_HLEN);
 #define GRIM_MC_RETRY		(HZ / 50)	/* a member socket was full */
 #define GRIM_MC_CTLQ_MAX	1024	/* joins, leaves, relays waiting */
 #define GRIM_MC_LOG_MEM		(4 << 20)	/* bytes the root keeps */
+/* Of the NI's room, copies in flight and log above, what only the
+ * link's own group (GRIM_GROUP_LINK) takes: the sockets' groups never
+ * take the last of them.
+ */
+#define GRIM_MC_LINK_MEM	SZ_1M
+#define GRIM_MC_LINK_FWD	128
+#define GRIM_MC_LINK_LOG	SZ_512K
 #define GRIM_MC_HAVE_EVERY	32	/* tickets between two HAVEs */
 #define GRIM_MC_REPAIR_MAX	256	/* messages sent again per REPAIR */
 
 static bool grim_mc_group_ok(u32 group)
 {
-	return group && group <= GRIM_GROUP_MAX;
+	return (group && group <= GRIM_GROUP_MAX) || group == GRIM_GROUP_ALL ||
+	       group == GRIM_GROUP_LINK;
+}
+
+/* The link's own group: every NI is in it (IP's endpoint joins it), its
+ * messages take ports and streams of their own, and it has room that
+ * the sockets' groups do not take.
+ */
+static bool grim_mc_is_link(u32 group)
+{
+	return group == GRIM_GROUP_LINK;
 }
 
 /* A member, as its root follows it. */
@@ -150,6 +182,7 @@ struct grim_mc_group {
 	 * next.
 	 */
 	bool known;
+	bool joined;		/* the NI last told the root it is in */
 	u32 root;
 	u32 term;
 	u32 expect;
@@ -241,8 +274,10 @@ static struct grim_mc_group *grim_mc_find(struct grim_mc *mc, u32 id)
 static struct grim_mc_group *grim_mc_get(struct grim_mc *mc, u32 id)
 {
 	struct grim_mc_group *g = grim_mc_find(mc, id);
+	bool link = grim_mc_is_link(id);
 
-	if (g || mc->ngroups >= GRIM_MC_MAX_GROUPS)
+	/* The link's own group always has room. */
+	if (g || (!link && mc->ngroups >= GRIM_MC_MAX_GROUPS))
 		return g;
 	g = kzalloc(sizeof(*g), GFP_ATOMIC);
 	if (!g)
@@ -255,7 +290,7 @@ static struct grim_mc_group *grim_mc_get(struct grim_mc *mc, u32 id)
 	skb_queue_head_init(&g->log);
 	hlist_add_head(&g->hnode,
 		       &mc->groups[hash_32(id, GRIM_MC_HASH_BITS)]);
-	mc->ngroups++;
+	mc->ngroups += !link;
 	return g;
 }
 
@@ -292,7 +327,7 @@ static void grim_mc_free_group(struct grim_mc *mc, struct grim_mc_group *g)
 	grim_mc_trim(mc, g, true);
 	list_del(&g->busy_link);
 	hlist_del(&g->hnode);
-	mc->ngroups--;
+	mc->ngroups -= !grim_mc_is_link(g->id);
 	kfree(g->dir);
 	kfree(g->mem);
 	kfree(g->left);
@@ -308,33 +343,49 @@ static void grim_mc_enqueue(struct grim_mc *mc, struct grim_mc_group *g,
 		list_add_tail(&g->busy_link, &mc->busy);
 }
 
-/* Local members: the namespace's table of joined endpoints. */
+/* Local members: the namespace's table of joined endpoints.  A socket
+ * is a member through every link of its namespace; a link's own
+ * endpoint (IP's) through its link only.
+ */
 
 static struct hlist_head *grim_sub_bucket(struct grim_net *gn, u32 group)
 {
 	return &gn->mc_subs[hash_32(group, GRIM_SUB_HASH_BITS)];
 }
 
-/* Whether an endpoint of @gn joined @group; RCU or gn->mc_lock held. */
-static bool grim_mc_has_local(struct grim_net *gn, u32 group)
+/* Whether @sub is a member through the link @dev. */
+static bool grim_mc_sub_on(const struct grim_mc_sub *sub,
+			   const struct net_device *dev)
+{
+	return !sub->ep->dev || sub->ep->dev == dev;
+}
+
+/* Whether an endpoint of @gn is in @group through the link @dev: its NI
+ * is to be in the group's tree.  RCU or gn->mc_lock held.
+ */
+static bool grim_mc_has_local(struct grim_net *gn,
+			      const struct net_device *dev, u32 group)
 {
 	struct grim_mc_sub *sub;
 
 	hlist_for_each_entry_rcu(sub, grim_sub_bucket(gn, group), hnode,
 				 lockdep_is_held(&gn->mc_lock))
-		if (sub->group == group)
+		if (sub->group == group && grim_mc_sub_on(sub, dev))
 			return true;
 	return false;
 }
 
-/* Make every running NI of @net know @group, for a member of its
- * namespace: -ENOBUFS when one knows GRIM_MC_MAX_GROUPS groups already,
- * -ENOMEM without memory.  The namespace's @first member waits for the
- * tree that has the NI in it (an NI that is not the root is out of it
- * until then).  The sweep leaves the group alone while the namespace
- * has a member.
+/* Make every running NI of @net (@dev: that link's only) know @group,
+ * for a member of its namespace: -ENOBUFS when one knows
+ * GRIM_MC_MAX_GROUPS groups already, -ENOMEM without memory.  An NI
+ * that is not in the group yet, and not the root, is out of its tree
+ * until the root's answer comes (it may still hold a tree from before it
+ * left, which the tree without it never corrected): a joining socket
+ * waits for that.  The sweep leaves the group alone while it has a
+ * member.
  */
-static int grim_mc_hold(struct net *net, u32 group, bool first)
+static int grim_mc_hold(struct net *net, u32 group,
+			const struct net_device *dev)
 {
 	struct grim_mc_group *g;
 	struct grim_ni *ni;
@@ -342,12 +393,12 @@ static int grim_mc_hold(struct net *net, u32 group, bool first)
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
-		if (!READ_ONCE(ni->mc.up))
+		if (!READ_ONCE(ni->mc.up) || (dev && ni->dev != dev))
 			continue;
 		spin_lock_bh(&ni->mc.lock);
 		g = grim_mc_get(&ni->mc, group);
 		if (g) {
-			if (first && ni->mc.leader != ni->node)
+			if (!g->joined && ni->mc.leader != ni->node)
 				g->in_tree = false;
 			g->active = jiffies;
 		} else {
@@ -362,17 +413,19 @@ static int grim_mc_hold(struct net *net, u32 group, bool first)
 	return err;
 }
 
-/* Tell every running NI of @net that its namespace joined or left
- * @group: they tell their roots.
+/* Tell every running NI of @net (@dev: that link's only) that a member
+ * of its namespace joined or left @group: each one that is in the group
+ * now and was not, or the reverse, tells its root.
  */
-static void grim_mc_local_event(struct net *net, u32 group, bool join)
+static void grim_mc_local_event(struct net *net, u32 group,
+				const struct net_device *dev)
 {
 	struct grim_ni *ni;
 	struct sk_buff *skb;
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
-		if (!READ_ONCE(ni->mc.up))
+		if (!READ_ONCE(ni->mc.up) || (dev && ni->dev != dev))
 			continue;
 		skb = alloc_skb(0, GFP_ATOMIC);
 		if (!skb) {
@@ -382,9 +435,9 @@ static void grim_mc_local_event(struct net *net, u32 group, bool join)
 		}
 		memset(skb->cb, 0, sizeof(struct grim_msg_cb));
 		GRIM_MSG_CB(skb)->node = ni->node;
-		GRIM_MSG_CB(skb)->handler = join ? GRIM_MC_JOIN : GRIM_MC_LEAVE;
+		GRIM_MSG_CB(skb)->handler = GRIM_MC_JOIN;
 		GRIM_MSG_CB(skb)->arg[0] = group;
-		GRIM_MSG_CB(skb)->arg[1] = join;	/* a first member */
+		GRIM_MSG_CB(skb)->arg[1] = true;	/* an event */
 		skb_queue_tail(&ni->mc.ctlq, skb);
 		grim_mc_kick(&ni->mc, 0);
 	}
@@ -414,16 +467,13 @@ static bool grim_mc_joined(struct net *net, u32 group)
 	return in || !any;
 }
 
-/* gn->mc_lock held; returns whether @sub's group has no member left. */
-static bool grim_mc_sub_del(struct grim_net *gn, struct grim_mc_sub *sub)
+/* gn->mc_lock held. */
+static void grim_mc_sub_del(struct grim_net *gn, struct grim_mc_sub *sub)
 {
-	struct grim_ep *ep = sub->ep;
-
 	hlist_del_rcu(&sub->hnode);
 	list_del(&sub->ep_link);
-	ep->ngroups--;
+	sub->ep->ngroups--;
 	kfree_rcu(sub, rcu);
-	return !grim_mc_has_local(gn, sub->group);
 }
 
 int grim_ep_join(struct grim_ep *ep, u32 group)
@@ -431,10 +481,10 @@ int grim_ep_join(struct grim_ep *ep, u32 group)
 	struct net *net = read_pnet(&ep->net);
 	struct grim_net *gn = grim_pernet(net);
 	struct grim_mc_sub *sub, *s;
-	bool first;
 	int err;
 
-	if (ep->dev || !group || group > GRIM_GROUP_MAX)
+	/* The link's own group is for a link's endpoints, and only it. */
+	if (!grim_mc_group_ok(group) || grim_mc_is_link(group) != !!ep->dev)
 		return -EINVAL;
 	if (!READ_ONCE(ep->port)) {
 		err = grim_ep_bind(ep, 0);
@@ -458,29 +508,26 @@ int grim_ep_join(struct grim_ep *ep, u32 group)
 		err = -ENOBUFS;
 		goto unlock;
 	}
-	first = !grim_mc_has_local(gn, group);
 	list_add_tail(&sub->ep_link, &ep->groups);
 	ep->ngroups++;
 	hlist_add_head_rcu(&sub->hnode, grim_sub_bucket(gn, group));
 	spin_unlock_bh(&gn->mc_lock);
 
-	err = grim_mc_hold(net, group, first);
+	err = grim_mc_hold(net, group, ep->dev);
 	if (err) {
-		/* No root was told of this join; a member that joined
-		 * meanwhile is, a hello later (grim_mc_rejoin()).
-		 */
+		/* A root told of this join meanwhile is told it left. */
 		spin_lock_bh(&gn->mc_lock);
-		first = grim_mc_sub_del(gn, sub);
+		grim_mc_sub_del(gn, sub);
 		spin_unlock_bh(&gn->mc_lock);
-		if (first)
-			grim_mc_local_event(net, group, false);
+		grim_mc_local_event(net, group, ep->dev);
 		return err;
 	}
-	if (first)
-		grim_mc_local_event(net, group, true);
-	wait_event_interruptible_timeout(gn->mc_wait,
-					 grim_mc_joined(net, group),
-					 msecs_to_jiffies(GRIM_JOIN_WAIT_MS));
+	grim_mc_local_event(net, group, ep->dev);
+	/* A link's endpoint joins as its link comes up: it does not wait. */
+	if (!ep->dev)
+		wait_event_interruptible_timeout(gn->mc_wait,
+						 grim_mc_joined(net, group),
+						 msecs_to_jiffies(GRIM_JOIN_WAIT_MS));
 	return 0;
 
 unlock:
@@ -495,21 +542,20 @@ int grim_ep_leave(struct grim_ep *ep, u32 group)
 	struct net *net = read_pnet(&ep->net);
 	struct grim_net *gn = grim_pernet(net);
 	struct grim_mc_sub *sub;
-	bool last = false, found = false;
+	bool found = false;
 
 	spin_lock_bh(&gn->mc_lock);
 	list_for_each_entry(sub, &ep->groups, ep_link) {
 		if (sub->group == group) {
 			found = true;
-			last = grim_mc_sub_del(gn, sub);
+			grim_mc_sub_del(gn, sub);
 			break;
 		}
 	}
 	spin_unlock_bh(&gn->mc_lock);
 	if (!found)
 		return -EADDRNOTAVAIL;
-	if (last)
-		grim_mc_local_event(net, group, false);
+	grim_mc_local_event(net, group, ep->dev);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(grim_ep_leave);
@@ -521,7 +567,6 @@ void grim_ep_leave_all(struct grim_ep *ep)
 	struct grim_net *gn = grim_pernet(net);
 	struct grim_mc_sub *sub;
 	u32 group;
-	bool last;
 
 	for (;;) {
 		spin_lock_bh(&gn->mc_lock);
@@ -532,10 +577,9 @@ void grim_ep_leave_all(struct grim_ep *ep)
 			return;
 		}
 		group = sub->group;
-		last = grim_mc_sub_del(gn, sub);
+		grim_mc_sub_del(gn, sub);
 		spin_unlock_bh(&gn->mc_lock);
-		if (last)
-			grim_mc_local_event(net, group, false);
+		grim_mc_local_event(net, group, ep->dev);
 	}
 }
 
@@ -561,7 +605,7 @@ int grim_ni_send_group(struct grim_ep *ep, struct sk_buff *skb, u32 group,
 	u32 leader = 0;
 	int err;
 
-	if (ep->dev || !group || group > GRIM_GROUP_MAX) {
+	if (!grim_mc_group_ok(group) || grim_mc_is_link(group) != !!ep->dev) {
 		err = -EINVAL;
 		goto free;
 	}
@@ -569,9 +613,10 @@ int grim_ni_send_group(struct grim_ep *ep, struct sk_buff *skb, u32 group,
 		err = -EMSGSIZE;
 		goto free;
 	}
+	/* A link's endpoint sends through its link. */
 	rcu_read_lock();
 	list_for_each_entry_rcu(ni, &grim_pernet(net)->nis, list) {
-		if (READ_ONCE(ni->mc.up)) {
+		if (READ_ONCE(ni->mc.up) && (!ep->dev || ni->dev == ep->dev)) {
 			leader = READ_ONCE(ni->mc.leader);
 			grim_count(ni, NULL, GRIM_STAT_MC_INJECTED);
 			break;
@@ -590,7 +635,8 @@ int grim_ni_send_group(struct grim_ep *ep, struct sk_buff *skb, u32 group,
 	memset(inj, 0, sizeof(*inj));
 	inj->group = htonl(group);
 	cb->node = leader;
-	cb->dst_port = GRIM_PORT_MC_ROOT;
+	cb->dst_port = grim_mc_is_link(group) ? GRIM_PORT_LMC_ROOT :
+						GRIM_PORT_MC_ROOT;
 	cb->flags |= GRIM_MSG_F_GROUP;
 	cb->group = group;
 	cb->ticket = 0;
@@ -613,12 +659,24 @@ static void grim_mc_ep_put(struct grim_ep *ep)
 {
 }
 
-/* Room for @len more bytes, and for copies to the children.  mc->lock. */
-static bool grim_mc_room(struct grim_mc *mc, unsigned int len)
+/* Room for @len more bytes of a group (@link: the link's own), and
+ * for copies to the children.  mc->lock.
+ */
+static bool grim_mc_room(struct grim_mc *mc, unsigned int len, bool link)
 {
-	if (atomic_read(&mc->fwd) >= GRIM_MC_FWD_MAX)
+	if (atomic_read(&mc->fwd) >=
+	    GRIM_MC_FWD_MAX - (link ? 0 : GRIM_MC_LINK_FWD))
 		return false;
-	return !mc->held || mc->held + len <= GRIM_MC_MEM;
+	return !mc->held ||
+	       mc->held + len <= GRIM_MC_MEM - (link ? 0 : GRIM_MC_LINK_MEM);
+}
+
+/* Whether the root's log has room for a message of a group (@link: the
+ * link's own).  mc->lock.
+ */
+static bool grim_mc_log_room(struct grim_mc *mc, bool link)
+{
+	return mc->logged < GRIM_MC_LOG_MEM - (link ? 0 : GRIM_MC_LINK_LOG);
 }
 
 /* The class of a tree message for this NI. */
@@ -697,6 +755,43 @@ static void grim_mc_tree_head(const struct grim_msg_cb *cb,
 		memset(t, 0, sizeof(*t));
 }
 
+/* A message on the link group's ports (mep->link) must be the link
+ * group's, and one on the others a sockets' group's; the engine then
+ * sees the ports it knows, GRIM_PORT_MC and GRIM_PORT_MC_ROOT, whichever
+ * pair the message came on.  Returns false for one on the wrong pair.
+ */
+static bool grim_mc_port_in(struct grim_ep *ep, struct grim_msg_cb *cb,
+			    const struct sk_buff *first, unsigned int len)
+{
+	bool link = container_of(ep, struct grim_mc_ep, ep)->link;
+	const u16 shift = GRIM_PORT_MC - GRIM_PORT_LMC;
+	struct grim_mc_inj inj;
+	u32 group = cb->arg[0];
+
+	switch (cb->src_port) {
+	case GRIM_PORT_LMC:
+	case GRIM_PORT_LMC_ROOT:
+		if (!link)
+			return false;
+		cb->src_port += shift;
+		break;
+	case GRIM_PORT_MC:
+	case GRIM_PORT_MC_ROOT:
+		if (link)
+			return false;
+		break;
+	default:
+		/* A sender's: the group heads its payload. */
+		if (len < sizeof(inj) ||
+		    skb_copy_bits(first, 0, &inj, sizeof(inj)))
+			return false;
+		group = ntohl(inj.group);
+	}
+	if (link)
+		cb->dst_port += shift;
+	return grim_mc_is_link(group) == link;
+}
+
 /* A tree message comes from a parent's GRIM_PORT_MC, or, sent again,
  * from the root's GRIM_PORT_MC_ROOT.
  */
@@ -713,6 +808,10 @@ static bool grim_mc_tree_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	struct grim_mc_tree t;
 	int class;
 
+	if (!grim_mc_port_in(ep, cb, first, len)) {
+		cb->src_port = 0;	/* not a tree's */
+		cb->flags |= GRIM_MC_CB_BADPORT;
+	}
 	if (!grim_mc_tree_src(cb) || !grim_mc_group_ok(cb->arg[0]) ||
 	    (GRIM_MC_KIND(cb->handler) != GRIM_MC_DATA &&
 	     GRIM_MC_KIND(cb->handler) != GRIM_MC_TREE &&
@@ -726,7 +825,8 @@ static bool grim_mc_tree_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 	grim_mc_tree_head(cb, first, &t);
 	spin_lock_bh(&mc->lock);
 	class = grim_mc_class(mc, grim_mc_find(mc, cb->arg[0]), cb, &t);
-	if (class == GRIM_MC_LATER || !grim_mc_room(mc, len)) {
+	if (class == GRIM_MC_LATER ||
+	    !grim_mc_room(mc, len, grim_mc_is_link(cb->arg[0]))) {
 		spin_unlock_bh(&mc->lock);
 		grim_count(grim_mc_ni(mc), NULL, GRIM_STAT_MC_REFUSED);
 		return false;
@@ -813,7 +913,9 @@ static void grim_mc_tree_deliver(struct grim_ep *ep, struct sk_buff *skb,
 	mc->held -= reserved;
 	if (!(cb->flags & GRIM_MC_CB_NEXT)) {
 		g = grim_mc_find(mc, cb->arg[0]);
-		if (!grim_mc_tree_src(cb) || !g || g->root != cb->arg[3])
+		if (cb->flags & GRIM_MC_CB_BADPORT)
+			why = GRIM_STAT_DROP_MSG;
+		else if (!grim_mc_tree_src(cb) || !g || g->root != cb->arg[3])
 			why = GRIM_STAT_MC_STALE;
 		goto drop;
 	}
@@ -862,9 +964,15 @@ drop:
 static bool grim_mc_root_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 			       const struct sk_buff *first, unsigned int len)
 {
+	bool link = container_of(ep, struct grim_mc_ep, ep)->link;
 	struct grim_mc *mc = grim_mc_of_ep(ep);
 	bool ok;
 
+	if (!grim_mc_port_in(ep, cb, first, len)) {
+		/* Dropped by deliver(), which gives back what it holds. */
+		cb->src_port = GRIM_PORT_MC_ROOT;
+		cb->handler = 0;
+	}
 	spin_lock_bh(&mc->lock);
 	/* Joins, leaves and reports hold no payload: only their number is
 	 * bounded.
@@ -875,12 +983,12 @@ static bool grim_mc_root_admit(struct grim_ep *ep, struct grim_msg_cb *cb,
 		/* A sender's message to ticket: room for it, and to keep
 		 * it.
 		 */
-		ok = grim_mc_room(mc, len) && mc->logged < GRIM_MC_LOG_MEM;
+		ok = grim_mc_room(mc, len, link) && grim_mc_log_room(mc, link);
 	else if (cb->handler == GRIM_MC_RELAY)
 		/* Relayed, on the stream the NI's reports take too: never
 		 * held back by a full log, which those reports empty.
 		 */
-		ok = grim_mc_room(mc, len);
+		ok = grim_mc_room(mc, len, link);
 	else
 		ok = true;
 	if (ok)
@@ -1022,8 +1130,10 @@ static void grim_mc_root_deliver(struct grim_ep *ep, struct sk_buff *skb,
 		grim_mc_kick(mc, 0);
 		return;
 	}
-	/* From a sender: the header becomes a DATA message's. */
-	if (cb->src_port >= GRIM_PORT_DEV ||
+	/* From a sender (a socket, or a link's endpoint other than the
+	 * group engine's): the header becomes a DATA message's.
+	 */
+	if (cb->src_port >= GRIM_PORT_MC_ROOT ||
 	    skb_copy_bits(skb, 0, &inj, sizeof(inj)) ||
 	    !grim_mc_group_ok(ntohl(inj.group)))
 		goto drop;
@@ -1059,7 +1169,9 @@ static void grim_mc_tx_failed(struct grim_ep *ep, struct sk_buff *msg,
 	struct grim_mc *mc = grim_mc_of_ep(ep);
 
 	/* A join that did not reach the root: tell it everything again. */
-	if (cb->handler == GRIM_MC_JOIN && cb->dst_port == GRIM_PORT_MC_ROOT) {
+	if (cb->handler == GRIM_MC_JOIN &&
+	    (cb->dst_port == GRIM_PORT_MC_ROOT ||
+	     cb->dst_port == GRIM_PORT_LMC_ROOT)) {
 		WRITE_ONCE(mc->rejoin, true);
 		grim_mc_kick(mc, HZ / 10);
 	}
@@ -1186,6 +1298,22 @@ bad:
 	grim_count(ni, NULL, GRIM_STAT_DROP_MSG);
 }
 
+/* Whether member @sub takes a message of @origin's @port through the
+ * NI: a socket takes what sockets sent (not what a link's endpoint
+ * sent: IP's broadcasts are not theirs to read); a link's endpoint,
+ * through its link only, what the same endpoint of another node sent,
+ * never its own, as a device never hears its own broadcasts.
+ */
+static bool grim_mc_sub_takes(const struct grim_ni *ni,
+			      const struct grim_mc_sub *sub, u32 origin,
+			      u16 port)
+{
+	if (!sub->ep->dev)
+		return port < GRIM_PORT_DEV;
+	return sub->ep->dev == ni->dev && origin != ni->node &&
+	       port == READ_ONCE(sub->ep->port);
+}
+
 /* Deliver DATA message @skb to every local member of @g: to all or to
  * none, so that a full socket holds the group back rather than miss a
  * message.  Returns false when one had no room.
@@ -1211,7 +1339,8 @@ static bool grim_mc_deliver_local(struct grim_ni *ni, struct grim_mc_group *g,
 	}
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(sub, grim_sub_bucket(gn, g->id), hnode) {
-		if (sub->group != g->id)
+		if (sub->group != g->id ||
+		    !grim_mc_sub_takes(ni, sub, ntohl(d.origin), ntohs(d.port)))
 			continue;
 		if (n == ARRAY_SIZE(eps)) {
 			grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
@@ -1499,29 +1628,39 @@ static void grim_mc_prune(struct grim_ni *ni)
 	}
 }
 
-/* A local join or leave, of the NI's namespace: as the root, apply it;
- * else, tell the root (on @out).
+/* A local join or leave, of the NI's namespace (an event, cb->arg[1]),
+ * or a join told again (a new root's, or one not answered): as the
+ * root, apply it; else, tell the root (on @out).
  */
 static void grim_mc_local(struct grim_ni *ni, struct sk_buff *skb,
 			  struct sk_buff_head *out)
 {
 	struct grim_msg_cb *cb = GRIM_MSG_CB(skb);
+	bool join, event = cb->arg[1];
 	struct grim_mc *mc = &ni->mc;
 	struct grim_mc_group *g;
-	bool join;
 
 	/* What the namespace is now, not what the event said: a leave and
 	 * a join of two sockets may have queued their events in the other
 	 * order.
 	 */
 	rcu_read_lock();
-	join = grim_mc_has_local(grim_pernet(dev_net(ni->dev)), cb->arg[0]);
+	join = grim_mc_has_local(grim_pernet(dev_net(ni->dev)), ni->dev,
+				 cb->arg[0]);
 	rcu_read_unlock();
 	cb->handler = join ? GRIM_MC_JOIN : GRIM_MC_LEAVE;
+	cb->arg[1] = 0;
 
 	spin_lock_bh(&mc->lock);
 	g = join ? grim_mc_get(mc, cb->arg[0]) : grim_mc_find(mc, cb->arg[0]);
+	if (event && (g ? g->joined : false) == join) {
+		/* Another member came or went: the NI stays as it was. */
+		spin_unlock_bh(&mc->lock);
+		kfree_skb(skb);
+		return;
+	}
 	if (g) {
+		g->joined = join;
 		g->active = jiffies;	/* a leave: copies may still come */
 	} else if (join) {
 		/* No room for the group: the NI must not be in a tree it
@@ -1570,12 +1709,15 @@ static bool grim_mc_rejoin(struct grim_ni *ni, struct sk_buff_head *out,
 	rcu_read_lock();
 	for (i = 0; i < ARRAY_SIZE(gn->mc_subs); i++) {
 		hlist_for_each_entry_rcu(sub, &gn->mc_subs[i], hnode) {
+			if (!grim_mc_sub_on(sub, ni->dev))
+				continue;
 			/* Once per group: at its first entry. */
 			seen = false;
 			hlist_for_each_entry_rcu(s, &gn->mc_subs[i], hnode) {
 				if (s == sub)
 					break;
-				seen |= s->group == sub->group;
+				seen |= s->group == sub->group &&
+					grim_mc_sub_on(s, ni->dev);
 			}
 			if (seen)
 				continue;
@@ -1697,7 +1839,9 @@ static void grim_mc_have(struct grim_ni *ni, const struct grim_msg_cb *cb,
 		if (grim_seq_before(t, from))
 			continue;
 		more = n == GRIM_MC_REPAIR_MAX ||
-		       atomic_read(&mc->fwd) >= GRIM_MC_FWD_MAX;
+		       atomic_read(&mc->fwd) >=
+		       GRIM_MC_FWD_MAX -
+		       (grim_mc_is_link(g->id) ? 0 : GRIM_MC_LINK_FWD);
 		if (more)
 			break;
 		if (t != want)
@@ -1765,20 +1909,33 @@ static void grim_mc_control(struct grim_ni *ni, struct sk_buff_head *out)
 	}
 }
 
+/* Send what @q holds from @mep, or, for the link's own group, from its
+ * twin on the link group's ports, to their twins.
+ */
 static void grim_mc_send_all(struct grim_mc_ep *mep, struct sk_buff_head *q)
 {
-	struct grim_ni *ni = grim_mc_ni(mep->mc);
+	struct grim_mc *mc = mep->mc;
+	struct grim_ni *ni = grim_mc_ni(mc);
+	const u16 shift = GRIM_PORT_MC - GRIM_PORT_LMC;
+	struct grim_msg_cb *cb;
 	struct sk_buff *skb;
+	struct grim_ep *ep;
 
 	while ((skb = __skb_dequeue(q))) {
+		cb = GRIM_MSG_CB(skb);
 		/* Relayed: to the root as we see it now. */
-		if (GRIM_MSG_CB(skb)->handler == GRIM_MC_RELAY)
-			grim_mc_out(skb, READ_ONCE(ni->mc.leader),
+		if (cb->handler == GRIM_MC_RELAY)
+			grim_mc_out(skb, READ_ONCE(mc->leader),
 				    GRIM_PORT_MC_ROOT);
+		ep = &mep->ep;
+		if (grim_mc_is_link(cb->arg[0])) {
+			ep = mep == &mc->tree ? &mc->ltree.ep : &mc->lroot.ep;
+			cb->dst_port -= shift;
+		}
 		/* A copy that never leaves: the child takes the next one
 		 * past the gap, grim_mc_stall_max() later.
 		 */
-		if (grim_ni_send(&mep->ep, skb, GFP_KERNEL))
+		if (grim_ni_send(ep, skb, GFP_KERNEL))
 			grim_count(ni, NULL, GRIM_STAT_MSG_FAILED);
 	}
 }
@@ -1819,7 +1976,7 @@ static void grim_mc_log(struct grim_ni *ni, struct grim_mc_group *g,
 	/* Full (a member that does not report holds it): a member that
 	 * misses this one goes past it, the root's SKIP says so.
 	 */
-	if (ni->mc.logged >= GRIM_MC_LOG_MEM) {
+	if (!grim_mc_log_room(&ni->mc, grim_mc_is_link(g->id))) {
 		grim_count(ni, NULL, GRIM_STAT_DROP_LIMIT);
 		return;
 	}
@@ -1918,7 +2075,7 @@ static bool grim_mc_sweep(struct grim_ni *ni)
 	hash_for_each_safe(mc->groups, b, tmp, g, hnode) {
 		if (g->ndir || !skb_queue_empty(&g->q) ||
 		    !list_empty(&g->busy_link) ||
-		    grim_mc_has_local(gn, g->id))
+		    grim_mc_has_local(gn, ni->dev, g->id))
 			continue;
 		grim_mc_trim(mc, g, true);
 		if (time_before(jiffies, g->active + idle)) {
@@ -1957,7 +2114,8 @@ static bool grim_mc_report(struct grim_ni *ni, struct sk_buff_head *out)
 		 * reaches us to say so.
 		 */
 		if (!g->known || !g->in_tree || g->root == ni->node ||
-		    g->root != mc->leader || !grim_mc_has_local(gn, g->id))
+		    g->root != mc->leader ||
+		    !grim_mc_has_local(gn, ni->dev, g->id))
 			continue;
 		if (grim_mc_orphan(ni, g) ||
 		    (g->stalled && g->stalled_at == g->expect &&
@@ -2014,7 +2172,7 @@ static bool grim_mc_waiting(struct grim_ni *ni)
 		if (!grim_mc_in_tree(&ni->mc, g)) {
 			rcu_read_lock();
 			waiting = grim_mc_has_local(grim_pernet(dev_net(ni->dev)),
-						    g->id);
+						    ni->dev, g->id);
 			rcu_read_unlock();
 			if (waiting)
 				break;
@@ -2141,7 +2299,8 @@ int grim_mc_walk(struct grim_ni *ni, long *skip,
 			info.nmembers = g->ndir;
 		}
 		hlist_for_each_entry_rcu(sub, grim_sub_bucket(gn, g->id), hnode)
-			info.local += sub->group == g->id;
+			info.local += sub->group == g->id &&
+				      grim_mc_sub_on(sub, ni->dev);
 		info.queued = skb_queue_len(&g->q);
 		info.rx = g->rx;
 		info.delivered = g->delivered;
@@ -2175,11 +2334,29 @@ int grim_mc_init(struct grim_ni *ni)
 	INIT_DELAYED_WORK(&mc->work, grim_mc_work);
 	mc->tree.mc = mc;
 	mc->root.mc = mc;
+	mc->ltree.mc = mc;
+	mc->ltree.link = true;
+	mc->lroot.mc = mc;
+	mc->lroot.link = true;
 	err = grim_ep_init_dev(&mc->tree.ep, &grim_mc_tree_ops, ni->dev);
 	if (!err)
 		err = grim_ep_init_dev(&mc->root.ep, &grim_mc_root_ops,
 				       ni->dev);
+	if (!err)
+		err = grim_ep_init_dev(&mc->ltree.ep, &grim_mc_tree_ops,
+				       ni->dev);
+	if (!err)
+		err = grim_ep_init_dev(&mc->lroot.ep, &grim_mc_root_ops,
+				       ni->dev);
 	return err;
+}
+
+static void grim_mc_unbind(struct grim_mc *mc)
+{
+	grim_ep_unbind(&mc->tree.ep);
+	grim_ep_unbind(&mc->root.ep);
+	grim_ep_unbind(&mc->ltree.ep);
+	grim_ep_unbind(&mc->lroot.ep);
 }
 
 /* The link comes up, its NI running. */
@@ -2189,11 +2366,15 @@ int grim_mc_open(struct grim_ni *ni)
 	int err;
 
 	err = grim_ep_bind(&mc->tree.ep, GRIM_PORT_MC);
-	if (err)
-		return err;
-	err = grim_ep_bind(&mc->root.ep, GRIM_PORT_MC_ROOT);
+	if (!err)
+		err = grim_ep_bind(&mc->root.ep, GRIM_PORT_MC_ROOT);
+	if (!err)
+		err = grim_ep_bind(&mc->ltree.ep, GRIM_PORT_LMC);
+	if (!err)
+		err = grim_ep_bind(&mc->lroot.ep, GRIM_PORT_LMC_ROOT);
 	if (err) {
-		grim_ep_unbind(&mc->tree.ep);
+		/* Safe on the endpoints not bound. */
+		grim_mc_unbind(mc);
 		return err;
 	}
 	mc->leader = 0;
@@ -2212,8 +2393,7 @@ void grim_mc_stop(struct grim_ni *ni)
 	struct grim_mc *mc = &ni->mc;
 
 	WRITE_ONCE(mc->up, false);
-	grim_ep_unbind(&mc->tree.ep);
-	grim_ep_unbind(&mc->root.ep);
+	grim_mc_unbind(mc);
 }
 
 /* After the NI stopped: nothing delivers any more.  Forget the groups. */

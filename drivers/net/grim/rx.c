@@ -643,8 +643,12 @@ static void grim_rx_deliver(struct grim_ni *ni, struct grim_peer *peer,
 {
 	trace_grim_msg_rx(peer->node, GRIM_MSG_CB(skb)->src_port,
 			  GRIM_MSG_CB(skb)->dst_port, skb->len);
-	grim_count(ni, peer, GRIM_STAT_RX_MSGS);
-	grim_count_add(ni, peer, GRIM_STAT_RX_BYTES, skb->len);
+	if (grim_mc_ctl_msg(GRIM_MSG_CB(skb))) {
+		grim_count(ni, peer, GRIM_STAT_MC_CTL_RX);
+	} else {
+		grim_count(ni, peer, GRIM_STAT_RX_MSGS);
+		grim_count_add(ni, peer, GRIM_STAT_RX_BYTES, skb->len);
+	}
 	ep->ops->deliver(ep, skb, reserved);
 	grim_ep_put(ep);
 }

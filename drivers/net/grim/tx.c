@@ -2252,8 +2252,12 @@ locked:
 		txs->send_head = skb_peek(frames);
 	skb_queue_splice_tail_init(frames, &txs->frames);
 	trace_grim_msg_tx(peer->node, cb->src_port, cb->dst_port, len);
-	grim_count(ni, peer, GRIM_STAT_TX_MSGS);
-	grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, len);
+	if (grim_mc_ctl_msg(cb)) {
+		grim_count(ni, peer, GRIM_STAT_MC_CTL_TX);
+	} else {
+		grim_count(ni, peer, GRIM_STAT_TX_MSGS);
+		grim_count_add(ni, peer, GRIM_STAT_TX_BYTES, len);
+	}
 	grim_txs_push(txs);
 	grim_txs_unlock(txs);
 	local_bh_enable();

@@ -51,7 +51,12 @@
 #define GRIM_PORT_DEV		0xff00
 #define GRIM_PORT_IP		0xff00	/* channel N is GRIM_PORT_IP + N */
 
-/* Ports of every link's multicast engine (see grim.rst, "Groups"). */
+/* Ports of every link's multicast engine (see grim.rst, "Groups"): the
+ * sockets' groups, and the link's own group (GRIM_GROUP_LINK) on ports
+ * of its own, so that its messages take streams of their own.
+ */
+#define GRIM_PORT_LMC_ROOT	0xfffb	/* the link's group: at the root */
+#define GRIM_PORT_LMC		0xfffc	/* the link's group: a tree's hops */
 #define GRIM_PORT_MC_ROOT	0xfffd	/* at the root: injections, joins */
 #define GRIM_PORT_MC		0xfffe	/* a tree's hops, parent to child */
 
@@ -71,14 +76,19 @@ struct sockaddr_grim {
 
 /*
  * Groups: ids from 1 to GRIM_GROUP_MAX name groups that sockets join
- * (setsockopt GRIM_JOIN) and anyone sends to.  GRIM_GROUP_ALL, every
- * node of the link, is reserved for broadcast.  A socket joins at most
+ * (setsockopt GRIM_JOIN) and anyone sends to.  GRIM_GROUP_ALL is the
+ * sockets' broadcast group: a message sent to it reaches every socket,
+ * on every node of the link, that joined it.  GRIM_GROUP_LINK is the
+ * link's own, which every NI of the link is in: IP's broadcasts and
+ * multicast go through it; no socket joins it or sends to it.  The ids
+ * between are reserved.  A socket joins at most
  * GRIM_GROUPS_PER_SOCKET groups (ENOBUFS past that, and when an NI of
  * the namespace knows as many groups as it may).  A group message
  * carries at most GRIM_GROUP_MAX_PAYLOAD bytes.
  */
 #define GRIM_GROUP_MAX		0xfeffffffU
 #define GRIM_GROUP_ALL		0xffffffffU
+#define GRIM_GROUP_LINK		0xfffffffeU
 #define GRIM_GROUPS_PER_SOCKET	64
 #define GRIM_GROUP_HLEN		24
 #define GRIM_GROUP_MAX_PAYLOAD	(GRIM_MAX_PAYLOAD - GRIM_GROUP_HLEN)
