@@ -237,10 +237,7 @@ step_groups() {
 		nsx $i "$GROUP_TOOL" recv -g 42 -o "$w/h$i" -T 120 >"$w/r$i" 2>&1 &
 	done
 	for i in 2 3; do
-		for ((t = 0; t < 100; t++)); do
-			grep -q '^joined' "$w/r$i" 2>/dev/null && break
-			sleep 0.1
-		done
+		wait_prefix "$w/r$i" joined
 	done
 	log "(each message goes once to the root, node 1, which stamps it with a"
 	log " ticket and sends it down the tree: both members see one order)"
@@ -299,10 +296,7 @@ step_bcast() {
 		p+=($!)
 	done
 	for i in 2 3; do
-		for ((t = 0; t < 100; t++)); do
-			grep -q '^listening' "$w/u$i" 2>/dev/null && break
-			sleep 0.1
-		done
+		wait_prefix "$w/u$i" listening
 	done
 	nsx 1 "$UDP_SEQ" send -a 239.1.2.3 -p 5400 -n 2000 -s 1200 -M grim0 | sed 's/^/    [host 1] /'
 	wait "${p[@]}"
@@ -315,10 +309,7 @@ step_bcast() {
 	done
 	nsx 2 "$UDP_SEQ" recv -p 5401 -n 2000 -t 10 -g 239.1.2.4 -M eth0 >"$w/bare" 2>&1 &
 	p=($!)
-	for ((t = 0; t < 100; t++)); do
-		grep -q '^listening' "$w/bare" 2>/dev/null && break
-		sleep 0.1
-	done
+	wait_prefix "$w/bare" listening
 	nsx 1 "$UDP_SEQ" send -a 239.1.2.4 -p 5401 -n 2000 -s 1200 -M eth0 >/dev/null
 	wait "${p[@]}"
 	log "host 2 over eth0: $(tail -n 1 "$w/bare")"

@@ -49,51 +49,30 @@ wait_all_up $N
 dmesg_mark
 
 pretty "" "every NI is in the link's own group (IP's)"
-# members HOST GROUP: the members of GROUP HOST's NI lists
-# (comma-separated; the root's list), and whether it delivers.
-members() {
-	nsx "$1" "$GRIM" group show dev grim0 | awk -v g="$2" '
-		$2 == "group" && $3 == g {
-			for (i = 4; i <= NF; i++) {
-				if ($i == "in-tree" || $i == "out") st = $i
-				if ($i == "members") { k = 1; continue }
-				if ($i == "local") k = 0
-				if (k && $i != "-") m = m (m == "" ? "" : ",") $i
-			}
-			print st, (m == "" ? "-" : m); f = 1 }
-		END { if (!f) print "missing -" }'
-}
 for ((t = 0; t < 100 * SLOW; t++)); do
-	read -r st m <<<"$(members 1 $LINK)"
+	read -r _ st _ _ m <<<"$(gshow 1 $LINK)"
 	[ "$m" = "1,2,3,4" ] && break
 	sleep 0.1
 done
 check_eq "$m" "1,2,3,4" "the link group's members at the root"
 for ((i = 2; i <= N; i++)); do
 	for ((t = 0; t < 100 * SLOW; t++)); do
-		read -r st m <<<"$(members $i $LINK)"
+		read -r _ st _ _ m <<<"$(gshow $i $LINK)"
 		[ "$st" = in-tree ] && break
 		sleep 0.1
 	done
 	check_eq "$st" in-tree "host $i's NI in the link group's tree"
 done
-read -r st m <<<"$(members 1 $ALL)"
-check_eq "$st" missing "the sockets' broadcast group before any socket joins it"
+check_eq "$(gshow 1 $ALL)" missing "the sockets' broadcast group before any socket joins it"
 
 pretty "" "5% loss and reordering on every link, both ways"
 netem_links "loss 5% delay 1ms reorder 25% 50%"
 
 pretty "" "sockets on hosts 2, 3, 4 join the sockets' broadcast group; hosts 1 and 3 broadcast"
-declare -A RPID=()
 for i in 2 3 4; do
-	(nsrun $i "$GROUP_TOOL" recv -g $ALL -o "$work/h$i" -T $((600 * SLOW)) \
-		>"$work/r$i.out" 2>"$work/r$i.err") &
-	RPID[$i]=$!
-	_PIDS+=($!)
+	mc_recv "$work" $i -g $ALL
 done
-for i in "${!RPID[@]}"; do
-	wait_prefix "$work/r$i.out" joined || { cat "$work/r$i.err"; fail "host $i did not join"; }
-done
+mc_joined "$work"
 stats 1
 tick0=${S[mc_ticketed]?}
 declare -A DROP0=()
@@ -115,17 +94,14 @@ for i in 2 3 4; do
 	check_match "$neigh" "10\.77\.0\.$i lladdr $(grim_addr $i) " "host $i's IPv4 neighbour"
 	check_match "$neigh" "fd77::$i lladdr $(grim_addr $i) " "host $i's IPv6 neighbour"
 done
-read -r st m <<<"$(members 1 $ALL)"
+read -r _ st _ _ m <<<"$(gshow 1 $ALL)"
 check_eq "$m" "2,3,4" "the sockets' broadcast group's members at the root"
 wait $s1 || { cat "$work/s1.out"; fail "host 1's sender failed"; }
 wait $s3 || { cat "$work/s3.out"; fail "host 3's sender failed"; }
 for i in 2 3 4; do
 	wait_lines "$work/h$i.$ALL" $((COUNT * 2))
 done
-for i in "${!RPID[@]}"; do
-	kill -TERM "${RPID[$i]}"
-	wait "${RPID[$i]}" || { cat "$work/r$i.err"; fail "host $i's receiver found errors (an IP packet among them?)"; }
-done
+mc_stop "$work" "an IP packet among them?"
 for i in 2 3 4; do
 	check_eq "$(lines "$work/h$i.$ALL")" $((COUNT * 2)) "broadcasts at host $i"
 	[ $i = 2 ] && continue
@@ -221,7 +197,7 @@ check_eq $(($(stat 2 rx_drop_bad_message) - bad0)) $FORGED "host 2: group messag
 kill $pingp 2>/dev/null
 nsx 1 ip neigh flush dev grim0
 check_ok nsx 1 ping -c 1 -W $((10 * SLOW)) -q 10.77.0.3 >/dev/null
-read -r st m <<<"$(members 1 $LINK)"
+read -r _ st _ _ m <<<"$(gshow 1 $LINK)"
 check_eq "$m" "1,2,3,4" "the link group's members at the root, after"
 check_dmesg
 exit 0

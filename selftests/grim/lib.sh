@@ -539,6 +539,54 @@ grim_streams() {
 	nsx "$1" "$GRIM" link show dev grim0 |
 		awk '$1 == "streams:" { print $3, $5 + 0; f = 1 } END { if (!f) print "missing" }'
 }
+# Group receivers (grim_group recv), one per host, their pids in
+# RPID[HOST].  mc_recv DIR HOST ARGS... starts one in the background: it
+# logs each group's messages to DIR/hHOST.GROUP, its output to
+# DIR/rHOST.out and DIR/rHOST.err.  mc_joined DIR: until every one
+# started has joined.  mc_stop DIR [WHY]: stop them all; fail if one
+# found errors (WHY: what those might be).
+declare -A RPID=()
+mc_recv() {
+	local d=$1 h=$2
+	shift 2
+	(nsrun "$h" "$GROUP_TOOL" recv "$@" -o "$d/h$h" -T $((600 * SLOW)) \
+		>"$d/r$h.out" 2>"$d/r$h.err") &
+	RPID[$h]=$!
+	_PIDS+=($!)
+}
+mc_joined() {
+	local i
+	for i in "${!RPID[@]}"; do
+		wait_prefix "$1/r$i.out" joined || { cat "$1/r$i.err"; fail "host $i did not join"; }
+	done
+}
+mc_stop() {
+	local i
+	for i in "${!RPID[@]}"; do
+		kill -TERM "${RPID[$i]}"
+		wait "${RPID[$i]}" ||
+			{ cat "$1/r$i.err"; fail "host $i's receiver found errors${2:+ ($2)}"; }
+		unset "RPID[$i]"
+	done
+}
+# gshow HOST GROUP: "ROOT STATE PARENT CHILDREN MEMBERS" of GROUP at HOST
+# (grim group show), the lists comma-separated ("-" for none); "missing"
+# if HOST's NI does not know GROUP.
+gshow() {
+	nsx "$1" "$GRIM" group show dev grim0 | awk -v g="$2" '
+		$2 == "group" && $3 == g {
+			for (i = 4; i <= NF; i++) {
+				if ($i == "root") root = $(i + 1)
+				if ($i == "in-tree" || $i == "out") st = $i
+				if ($i == "parent") par = $(i + 1)
+				if ($i == "children" || $i == "members") { k = $i; continue }
+				if ($i == "local") k = ""
+				if (k != "" && $i != "-") v[k] = v[k] (v[k] == "" ? "" : ",") $i
+			}
+			print root, st, par, (v["children"] == "" ? "-" : v["children"]),
+			      (v["members"] == "" ? "-" : v["members"]); f = 1 }
+		END { if (!f) print "missing" }'
+}
 # grim_peers HOST: "NODE STATE" for each entry of HOST's grim0 peer table.
 grim_peers() {
 	nsx "$1" "$GRIM" peer show dev grim0 | awk '$2 == "node" { print $3, $4 }'

@@ -62,21 +62,15 @@ done
 
 # One receiver per host, in every group the host is a member of.
 pretty "" "members join"
-declare -A RPID=()
 for ((i = 1; i <= N; i++)); do
 	args=()
 	for g in "${GROUPS_[@]}"; do
 		[[ " ${MEMBERS[$g]} " == *" $i "* ]] && args+=(-g "$g")
 	done
 	[ ${#args[@]} -gt 0 ] || continue
-	(nsrun $i "$GROUP_TOOL" recv "${args[@]}" -o "$work/h$i" -T $((600 * SLOW)) \
-		>"$work/r$i.out" 2>"$work/r$i.err") &
-	RPID[$i]=$!
-	_PIDS+=($!)
+	mc_recv "$work" $i "${args[@]}"
 done
-for i in "${!RPID[@]}"; do
-	wait_prefix "$work/r$i.out" joined || { cat "$work/r$i.err"; fail "host $i did not join"; }
-done
+mc_joined "$work"
 
 declare -A INJ0=() CP0=() RX0=() SK0=()
 for ((i = 1; i <= N; i++)); do
@@ -110,23 +104,6 @@ for g in "${GROUPS_[@]}"; do
 	done
 done
 pretty "" "the trees, as grim group show has them (members still in)"
-# gshow HOST GROUP: "ROOT STATE PARENT CHILDREN MEMBERS" of GROUP at HOST,
-# the lists comma-separated ("-" for none).
-gshow() {
-	nsx "$1" "$GRIM" group show dev grim0 | awk -v g="$2" '
-		$2 == "group" && $3 == g {
-			for (i = 4; i <= NF; i++) {
-				if ($i == "root") root = $(i + 1)
-				if ($i == "in-tree" || $i == "out") st = $i
-				if ($i == "parent") par = $(i + 1)
-				if ($i == "children" || $i == "members") { k = $i; continue }
-				if ($i == "local") k = ""
-				if (k != "" && $i != "-") v[k] = v[k] (v[k] == "" ? "" : ",") $i
-			}
-			print root, st, par, (v["children"] == "" ? "-" : v["children"]),
-			      (v["members"] == "" ? "-" : v["members"]); f = 1 }
-		END { if (!f) print "missing" }'
-}
 for g in "${GROUPS_[@]}"; do
 	want=$(echo ${MEMBERS[$g]} | tr ' ' '\n' | sort -n | paste -sd,)
 	read -r root st par kids members <<<"$(gshow 1 $g)"
@@ -147,10 +124,7 @@ for g in "${GROUPS_[@]}"; do
 	log "group $g: tree ${tree[*]}, each NI with the parent and children of its place"
 done
 
-for i in "${!RPID[@]}"; do
-	kill -TERM "${RPID[$i]}"
-	wait "${RPID[$i]}" || { cat "$work/r$i.err"; fail "host $i's receiver found errors"; }
-done
+mc_stop "$work"
 
 pretty "" "every member has every message once, all in the same order"
 for g in "${GROUPS_[@]}"; do

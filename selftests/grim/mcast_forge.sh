@@ -51,16 +51,10 @@ for i in 1 2 3 4; do
 done
 
 pretty "" "hosts 2, 3 and 4 join group $G"
-declare -A RPID=()
 for i in 2 3 4; do
-	(nsrun $i "$GROUP_TOOL" recv -g $G -o "$work/h$i" -T $((600 * SLOW)) \
-		>"$work/r$i.out" 2>"$work/r$i.err") &
-	RPID[$i]=$!
-	_PIDS+=($!)
+	mc_recv "$work" $i -g $G
 done
-for i in 2 3 4; do
-	wait_prefix "$work/r$i.out" joined || { cat "$work/r$i.err"; fail "host $i did not join"; }
-done
+mc_joined "$work"
 
 pretty "" "the attacker records the group's traffic to hosts 4, 1 and 2"
 for i in 4 1 2; do
