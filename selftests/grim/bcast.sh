@@ -143,14 +143,14 @@ udp_mc() {	# GROUP: UDP_N datagrams from host 1 to receivers on hosts 2..4
 	t0=$(stat 1 mc_ticketed)
 	for i in 2 3 4; do
 		nsx $i "$UDP" recv -p 5300 -n $UDP_N -t $((120 * SLOW)) -g "$g" -M grim0 \
-			>"$work/u$i.out" 2>&1 &
+			>"$work/u$i.$g.out" 2>&1 &
 		rp+=($!)
-		wait_prefix "$work/u$i.out" listening || fail "host $i's UDP receiver"
+		wait_prefix "$work/u$i.$g.out" listening || fail "host $i's UDP receiver"
 	done
 	check_ok nsx 1 "$UDP" send -a "$g" -p 5300 -n $UDP_N -s 1200 -M grim0
 	for i in 2 3 4; do
-		wait "${rp[i - 2]}" || { cat "$work/u$i.out"; fail "host $i: multicast to $g lost, doubled or reordered"; }
-		log "host $i: $(tail -n 1 "$work/u$i.out")"
+		wait "${rp[i - 2]}" || { cat "$work/u$i.$g.out"; fail "host $i: multicast to $g lost, doubled or reordered"; }
+		log "host $i: $(tail -n 1 "$work/u$i.$g.out")"
 	done
 	# Each datagram once through the root (IGMP or MLD reports too).
 	t0=$(($(stat 1 mc_ticketed) - t0))
